@@ -1,0 +1,94 @@
+"""`python -m calc --model llama-3.1-8b --method qlora [--json]`: the engine from a shell.
+
+Flags are the interface's field names. Bad input: exit status 2, the message on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Sequence
+
+from .engine import estimate, gpu_fit
+from .errors import CalcError
+from .fields import FIELDS, parse
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m calc",
+                                description="GPU memory needed to fine-tune an LLM (full, LoRA, QLoRA).")
+    for name in FIELDS:
+        flags = dict.fromkeys((f"--{name}", f"--{name.replace('_', '-')}"))  # --kv_heads, --kv-heads
+        help_ = "pasted config.json text, a path to one, or - for stdin" if name == "config" else None
+        p.add_argument(*flags, dest=name, metavar="VALUE", help=help_)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--locale", default="en", choices=("en", "tr", "pt", "ru", "fa"),
+                   help="language and number format of the readable breakdown")
+    return p
+
+
+def _read_config(value: str) -> str:
+    if value.lstrip().startswith("{"):
+        return value
+    try:
+        if value == "-":
+            return sys.stdin.read()
+        with open(value, encoding="utf-8") as fh:
+            return fh.read()
+    except OSError as err:
+        raise CalcError.one("config", "generic", value=str(err)) from None
+
+
+def breakdown(est, locale: str = "en") -> str:
+    """A readable breakdown in the reader's language."""
+    from .fmt import fmt
+    from .i18n import t
+
+    i = est.inputs
+    unit = i.unit.value
+    width = max(len(t(f"component.{n}", locale)) for n, _ in est.components) + 2
+    lines = [
+        f"{i.model} · {t(f'method.{i.method.value}', locale)} · "
+        f"{t('field.seq', locale)} {fmt(i.seq, 'number', locale)} · "
+        f"{t('field.batch', locale)} {fmt(i.batch, 'number', locale)} · "
+        f"{t('field.ckpt', locale)}: {t(f'bool.{str(i.ckpt).lower()}', locale)} · "
+        f"{t(f'optimizer.{i.optimizer.value}', locale)}",
+    ]
+    if i.method.value != "full":
+        lines.append(f"{t('field.rank', locale)} {fmt(i.rank, 'number', locale)} · "
+                     f"{t(f'targets.{i.targets.value}', locale)}")
+    lines.append("")
+    for name, value in est.components:
+        lines.append(f"  {t(f'component.{name}', locale):<{width}}{fmt(value, unit, locale):>14}")
+    lines.append(f"  {t('component.total', locale):<{width}}{fmt(est.total, unit, locale):>14}")
+    share = est.trainable_params / i.arch.params
+    lines.append("")
+    lines.append(f"{t('component.trainable_params', locale)}: {fmt(est.trainable_params, 'params', locale)}"
+                 f" ({fmt(share, 'percent', locale, 2)})")
+    fits = [f.gpu.name for f in gpu_fit(est) if f.fits]
+    lines.append(f"{t('ui.which_gpus', locale)}: " + (", ".join(fits) if fits else t("ui.none_fit", locale)))
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    query = {k: v for k, v in vars(args).items() if k in FIELDS and v is not None}
+    try:
+        if "config" in query:
+            query["config"] = _read_config(query["config"])
+        est = estimate(parse(query, strict=True))
+    except CalcError as err:
+        print(f"error: {err.message(args.locale)}", file=sys.stderr)
+        return 2
+    if args.json:
+        out = est.to_json()
+        out["fits"] = [{"gpu": f.gpu.id, "fits": f.fits, "cards": f.cards} for f in gpu_fit(est)]
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+    else:
+        print(breakdown(est, args.locale))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

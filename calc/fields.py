@@ -1,0 +1,358 @@
+"""The interface: one set of field names for the URL query, the CLI flags and JSON.
+
+`parse` turns a mapping of raw values (strings from a URL or a form, or typed values) into
+`Inputs`, collecting a `Problem` for every invalid field so that a form can mark each one.
+Nothing but `CalcError` leaves this module.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields as dc_fields, replace
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from typing import Callable, Iterable, Mapping, Sequence, TypeVar, Union
+
+from .engine import ADAPTER_DTYPE_BYTES, Inputs, max_rank
+from .errors import CalcError, Problem
+from .types import Architecture, Method, Mode, Optimizer, Targets, Unit
+
+Raw = Union[str, int, float, bool, Decimal, None]
+Query = Mapping[str, Union[Raw, Sequence[Raw]]]
+E = TypeVar("E")
+
+DEFAULT_MODEL = "llama-3.1-8b"
+CUSTOM = "custom"
+#: Longest value accepted for one scalar field, and for a pasted config.json.
+MAX_LEN = 64
+MAX_CONFIG_LEN = 100_000
+
+#: Architecture fields: (lower bound, upper bound). Upper bounds reject absurd sizes.
+ARCH_LIMITS: dict[str, tuple[int, int]] = {
+    "params": (1, 10**14),
+    "layers": (1, 2_000),
+    "hidden": (1, 1_048_576),
+    "ffn": (1, 4_194_304),
+    "heads": (1, 4_096),
+    "kv_heads": (1, 4_096),
+    "head_dim": (1, 16_384),
+    "vocab": (1, 16_777_216),
+}
+INT_LIMITS: dict[str, tuple[int, int]] = {
+    **ARCH_LIMITS,
+    "rank": (1, 65_536),
+    "seq": (1, 16_777_216),
+    "batch": (1, 65_536),
+    "d_in": (1, 1_048_576),
+    "d_out": (1, 1_048_576),
+}
+ARCH_FIELDS = tuple(f.name for f in dc_fields(Architecture))
+FIELDS = ("model", "config", *ARCH_FIELDS, "method", "rank", "targets", "seq", "batch",
+          "ckpt", "optimizer", "unit", "mode")
+
+_SUFFIX = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
+_FA_DIGITS = str.maketrans("۰۱۲۳۴۵۶۷۸۹٠١٢٣٤٥٦٧٨٩", "01234567890123456789")
+_GROUP_DOT = re.compile(r"^[+-]?\d{1,3}(\.\d{3})+$")
+_GROUP_COMMA = re.compile(r"^[+-]?\d{1,3}(,\d{3})+$")
+
+
+class _Bad(Exception):
+    def __init__(self, code: str, **params: object):
+        self.code, self.params = code, params
+
+
+def first(value: Raw | Sequence[Raw]) -> Raw:
+    """A repeated URL key: the last value wins (as when a link is edited by appending)."""
+    if isinstance(value, (list, tuple)):
+        return value[-1] if value else None
+    return value  # type: ignore[return-value]
+
+
+def _text(value: Raw, max_len: int = MAX_LEN) -> str:
+    if value is None:
+        raise _Bad("required")
+    s = str(value).strip()
+    if not s:
+        raise _Bad("required")
+    if len(s) > max_len:
+        raise _Bad("too_long", max=max_len)
+    return s
+
+
+def read_decimal(value: Raw, locale: str = "en") -> Decimal:
+    """A finite number from what a person types: Persian/Arabic digits, a decimal comma
+    (tr, pt, ru, fa), group separators, spaces. Raises _Bad."""
+    if isinstance(value, bool):
+        raise _Bad("not_a_number", value=value)
+    if isinstance(value, (int, Decimal)):
+        d = Decimal(value)
+    elif isinstance(value, float):
+        d = Decimal(repr(value)) if value == value and abs(value) != float("inf") else Decimal("NaN")
+    else:
+        s = _text(value).translate(_FA_DIGITS)
+        s = s.replace("٫", ".").replace("٬", "").replace("\u00a0", "").replace("\u202f", "")
+        s = s.replace(" ", "").replace("_", "").replace("−", "-")
+        if "," in s and "." in s:  # the last separator is the decimal one
+            dec = "," if s.rfind(",") > s.rfind(".") else "."
+            s = s.replace("." if dec == "," else ",", "").replace(",", ".")
+        elif "," in s:
+            grouped = locale == "en" and _GROUP_COMMA.match(s)
+            s = s.replace(",", "") if grouped or s.count(",") > 1 else s.replace(",", ".")
+        elif locale in ("tr", "pt") and _GROUP_DOT.match(s):
+            s = s.replace(".", "")
+        try:
+            d = Decimal(s)
+        except InvalidOperation:
+            raise _Bad("not_a_number", value=str(value).strip()[:MAX_LEN]) from None
+    if not d.is_finite():
+        raise _Bad("not_finite")
+    if d < 0:
+        raise _Bad("negative")
+    return d
+
+
+def read_int(value: Raw, name: str, locale: str = "en") -> int:
+    lo, hi = INT_LIMITS[name]
+    if name == "params" and isinstance(value, str):
+        d = read_count(value, locale)
+    else:
+        d = read_decimal(value, locale)
+        if d != d.to_integral_value():
+            raise _Bad("not_integer")
+    if d == 0 and lo > 0:
+        raise _Bad("zero")
+    if d > hi:
+        raise _Bad("too_large", max=hi)
+    if d < lo:
+        raise _Bad("too_small", min=lo)
+    return int(d)
+
+
+def read_count(value: str, locale: str = "en") -> Decimal:
+    """A parameter count: `8e9`, `8B`, `0.5B`, `350M`, `8030261248`."""
+    s = _text(value)
+    mult = _SUFFIX.get(s[-1].lower()) if s[-1].isalpha() and s.lower() not in ("nan", "inf") else None
+    d = read_decimal(s[:-1] if mult else s, locale) * (mult or 1)
+    if d > 10**15:
+        raise _Bad("too_large", max=ARCH_LIMITS["params"][1])
+    if d != d.to_integral_value():
+        raise _Bad("not_integer")
+    return d
+
+
+def read_bool(value: Raw) -> bool:
+    if isinstance(value, bool):
+        return value
+    s = _text(value).lower()
+    if s in ("true", "1", "yes", "on"):
+        return True
+    if s in ("false", "0", "no", "off"):
+        return False
+    raise _Bad("bad_bool", value=s)
+
+
+def read_choice(value: Raw, enum: type[E]) -> E:
+    s = _text(value).lower() if not isinstance(value, enum) else value
+    if isinstance(s, enum):
+        return s
+    for member in enum:  # type: ignore[attr-defined]
+        if member.value.lower() == s:
+            return member
+    raise _Bad("unknown_choice", value=s)
+
+
+def read_positive_decimal(value: Raw, locale: str = "en", hi: int = 10**9) -> Decimal:
+    d = read_decimal(value, locale)
+    if d == 0:
+        raise _Bad("zero")
+    if d > hi:
+        raise _Bad("too_large", max=hi)
+    return d
+
+
+class _Collector:
+    """Runs readers field by field and keeps every problem."""
+
+    def __init__(self, query: Query):
+        self.query = query
+        self.problems: list[Problem] = []
+
+    def has(self, name: str) -> bool:
+        v = first(self.query.get(name))
+        return v is not None and str(v).strip() != ""
+
+    def read(self, name: str, reader: Callable[[Raw], E], default: E | None = None) -> E | None:
+        if not self.has(name):
+            return default
+        try:
+            return reader(first(self.query[name]))
+        except _Bad as bad:
+            self.problems.append(Problem.of(name, bad.code, **bad.params))
+        except CalcError as err:  # a catalog or config.json reader: re-address to this field
+            self.problems.extend(replace(p, field=name) for p in err.problems)
+        return None
+
+    def add(self, name: str, code: str, **params: object) -> None:
+        self.problems.append(Problem.of(name, code, **params))
+
+    def done(self) -> None:
+        if self.problems:
+            raise CalcError(self.problems)
+
+
+def _arch(c: _Collector, locale: str) -> tuple[str, Architecture | None]:
+    from . import catalog
+
+    model = c.read("model", lambda v: _text(v).lower(), DEFAULT_MODEL) or DEFAULT_MODEL
+    base: Architecture | None = None
+    given = {n: c.read(n, lambda v, n=n: read_bool(v) if n == "tied" else read_int(v, n, locale))
+             for n in ARCH_FIELDS if c.has(n)}
+    if c.has("config"):
+        from .hfconfig import parse_config
+
+        cfg = c.read("config", lambda v: parse_config(_text(v, MAX_CONFIG_LEN)))
+        if cfg is None:
+            return CUSTOM, None
+        base, model = cfg, CUSTOM
+    elif model == CUSTOM:
+        missing = [n for n in ("layers", "hidden", "ffn", "heads", "vocab") if n not in given]
+        for n in missing:
+            c.add(n, "required")
+        if missing or None in given.values():
+            return model, None
+        heads = given["heads"]
+        hidden = given["hidden"]
+        head_dim = given.get("head_dim") or max(1, hidden // heads)
+        kv = given.get("kv_heads") or heads
+        tied = bool(given.get("tied", False))
+        params = given.get("params")
+        if params is None:
+            params = catalog.count_params_of(given["layers"], hidden, given["ffn"], heads, kv,
+                                             head_dim, given["vocab"], tied)
+        base = Architecture(params, given["layers"], hidden, given["ffn"], heads, kv,
+                            head_dim, given["vocab"], tied)
+        given = {}
+    else:
+        try:
+            base = catalog.model(model).arch
+        except CalcError as err:
+            c.problems.extend(err.problems)
+            return model, None
+    if None in given.values():
+        return model, None
+    arch = replace(base, **given) if given else base
+    if arch.heads % arch.kv_heads:
+        c.add("kv_heads", "heads_mismatch")
+        return model, None
+    return model, arch
+
+
+def parse(query: Query, locale: str = "en", *, strict: bool = False) -> Inputs:
+    """Raw fields -> Inputs. Unknown keys are ignored (a URL may carry tracking keys) unless
+    `strict`. Raises CalcError listing every invalid field."""
+    c = _Collector(query)
+    if strict:
+        for key in query:
+            if key not in FIELDS:
+                c.add(key, "unknown_field")
+    model, arch = _arch(c, locale)
+    kw = dict(
+        method=c.read("method", lambda v: read_choice(v, Method), Method.LORA),
+        rank=c.read("rank", lambda v: read_int(v, "rank", locale), 16),
+        targets=c.read("targets", lambda v: read_choice(v, Targets), Targets.ALL_LINEAR),
+        seq=c.read("seq", lambda v: read_int(v, "seq", locale), 2048),
+        batch=c.read("batch", lambda v: read_int(v, "batch", locale), 1),
+        ckpt=c.read("ckpt", read_bool, True),
+        optimizer=c.read("optimizer", lambda v: read_choice(v, Optimizer), Optimizer.ADAMW),
+        unit=c.read("unit", lambda v: read_choice(v, Unit), Unit.GIB),
+        mode=c.read("mode", lambda v: read_choice(v, Mode), Mode.PLANNING),
+    )
+    if kw["unit"] is Unit.MIB:
+        c.add("unit", "unknown_choice", value="MiB")
+    if arch is not None and kw["targets"] and kw["rank"] and kw["method"] is not Method.FULL:
+        top = max_rank(arch, kw["targets"])
+        if kw["rank"] > top:
+            c.add("rank", "rank_too_large", max=top)
+    c.done()
+    return Inputs(arch=arch, model=model, **kw)  # type: ignore[arg-type]
+
+
+def to_query(inputs: Inputs) -> dict[str, str]:
+    """Inputs -> the canonical query (every interface field; architecture only when it is not
+    the preset's own)."""
+    from . import catalog
+
+    q = {"model": inputs.model}
+    preset = None
+    if inputs.model != CUSTOM:
+        try:
+            preset = catalog.model(inputs.model).arch
+        except CalcError:
+            preset = None
+    for name in ARCH_FIELDS:
+        value = getattr(inputs.arch, name)
+        if preset is None or getattr(preset, name) != value:
+            q[name] = str(value).lower() if isinstance(value, bool) else str(value)
+    q.update(
+        method=inputs.method.value, rank=str(inputs.rank), targets=inputs.targets.value,
+        seq=str(inputs.seq), batch=str(inputs.batch), ckpt=str(inputs.ckpt).lower(),
+        optimizer=inputs.optimizer.value, unit=inputs.unit.value, mode=inputs.mode.value,
+    )
+    return q
+
+
+# --- the small widgets ----------------------------------------------------------------------
+
+
+def parse_adapter(query: Query, locale: str = "en") -> tuple[int, int, int, str]:
+    """d_in, d_out, rank, dtype of the adapter-size widget (defaults: 4096 x 4096, r = 16, BF16)."""
+    c = _Collector(query)
+    d_in = c.read("d_in", lambda v: read_int(v, "d_in", locale), 4096)
+    d_out = c.read("d_out", lambda v: read_int(v, "d_out", locale), 4096)
+    rank = c.read("rank", lambda v: read_int(v, "rank", locale), 16)
+    dtype = c.read("dtype", lambda v: _choice_of(v, tuple(ADAPTER_DTYPE_BYTES)), "bf16")
+    if d_in and d_out and rank and rank > min(d_in, d_out):
+        c.add("rank", "rank_too_large", max=min(d_in, d_out))
+    c.done()
+    return d_in, d_out, rank, dtype  # type: ignore[return-value]
+
+
+def parse_quick(query: Query, locale: str = "en") -> tuple[Decimal, Decimal, Decimal]:
+    """N (billions), B (bytes per parameter), A (GB of activations) of the quick calculator."""
+    c = _Collector(query)
+    n = c.read("n", lambda v: read_positive_decimal(v, locale, 100_000), Decimal(7))
+    bpp = c.read("bpp", lambda v: read_positive_decimal(v, locale, 1_000), Decimal(16))
+    act = c.read("act", lambda v: read_decimal_max(v, locale, 1_000_000), Decimal(0))
+    c.done()
+    return n, bpp, act  # type: ignore[return-value]
+
+
+def parse_cost(query: Query, locale: str = "en") -> tuple[Decimal, Decimal, str | None]:
+    """hours, hourly price and the catalog GPU whose example price was taken (if any)."""
+    from . import catalog
+
+    c = _Collector(query)
+    gpu_id = c.read("gpu", lambda v: catalog.gpu(_text(v).lower()).id, None)
+    price_default = None
+    if gpu_id:
+        price_default = catalog.gpu(gpu_id).price_per_hour
+    hours = c.read("hours", lambda v: read_positive_decimal(v, locale, 1_000_000), Decimal(20))
+    price = c.read("price", lambda v: read_decimal_max(v, locale, 100_000), price_default)
+    if price is None and not c.problems:
+        c.add("price", "required")
+    c.done()
+    return hours, price, gpu_id  # type: ignore[return-value]
+
+
+def read_decimal_max(value: Raw, locale: str, hi: int) -> Decimal:
+    d = read_decimal(value, locale)
+    if d > hi:
+        raise _Bad("too_large", max=hi)
+    return d
+
+
+def _choice_of(value: Raw, choices: Iterable[str]) -> str:
+    s = _text(value).lower()
+    if s not in choices:
+        raise _Bad("unknown_choice", value=s)
+    return s

@@ -1,0 +1,97 @@
+"""Choices and architecture: the vocabulary every other module of `calc` speaks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Method(str, Enum):
+    FULL = "full"
+    LORA = "lora"
+    QLORA = "qlora"
+
+
+class Targets(str, Enum):
+    """LoRA target-module presets."""
+
+    QV = "qv"  # q_proj + v_proj: PEFT's classic default for Llama
+    ATTENTION = "attention"  # q, k, v, o
+    ALL_LINEAR = "all-linear"  # q, k, v, o, gate, up, down
+
+    @property
+    def modules(self) -> tuple[str, ...]:
+        return {
+            Targets.QV: ("q", "v"),
+            Targets.ATTENTION: ("q", "k", "v", "o"),
+            Targets.ALL_LINEAR: ("q", "k", "v", "o", "gate", "up", "down"),
+        }[self]
+
+
+class Optimizer(str, Enum):
+    ADAMW = "adamw"
+    ADAMW_NO_MASTER = "adamw-no-master"
+    ADAMW_BF16 = "adamw-bf16"
+    ADAMW_8BIT = "adamw-8bit"
+    SGD_MOMENTUM = "sgd-momentum"
+    SGD = "sgd"
+    ADAFACTOR = "adafactor"
+    LION = "lion"
+
+
+class Unit(str, Enum):
+    """Display units for memory. Bytes stay integers inside; only the display changes."""
+
+    GIB = "GiB"
+    GB = "GB"
+    MIB = "MiB"
+
+    @property
+    def size(self) -> int:
+        return {Unit.GIB: 2**30, Unit.GB: 10**9, Unit.MIB: 2**20}[self]
+
+
+class Mode(str, Enum):
+    PLANNING = "planning"  # exactly the spec's formula
+    DETAILED = "detailed"  # documented extra terms (issue 8)
+
+
+class GpuKind(str, Enum):
+    DISCRETE = "discrete"
+    UNIFIED = "unified"
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """A decoder-only transformer as the engine needs it (Llama-style, SwiGLU MLP)."""
+
+    params: int  # total parameters, from the model's own published count
+    layers: int
+    hidden: int
+    ffn: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    vocab: int
+    tied: bool
+
+    @property
+    def q_dim(self) -> int:
+        return self.heads * self.head_dim
+
+    @property
+    def kv_dim(self) -> int:
+        return self.kv_heads * self.head_dim
+
+    def linear_shapes(self) -> dict[str, tuple[int, int]]:
+        """(d_in, d_out) of each linear projection of one layer, by module short name."""
+        h = self.hidden
+        return {
+            "q": (h, self.q_dim),
+            "k": (h, self.kv_dim),
+            "v": (h, self.kv_dim),
+            "o": (self.q_dim, h),
+            "gate": (h, self.ffn),
+            "up": (h, self.ffn),
+            "down": (self.ffn, h),
+        }
