@@ -1,0 +1,349 @@
+"""Model presets and the GPU catalog, read from `calc/data/*.json`.
+
+The data are files, not code: `calc/data/models.json` holds the architecture of widely used
+open models (shapes from each model's own `config.json`, exact parameter counts of the published
+weights) and `calc/data/gpus.json` the cards and Apple unified-memory sizes with their memory and
+an example hourly price. Both are read once with `importlib.resources` (works from a source
+tree, an installed wheel and Pyodide alike) and cached.
+
+`count_params` recomputes a model's total parameter count from its shapes; the unit tests use it
+as an independent check of every preset's published `params`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+from importlib.resources import files
+from typing import Any, Mapping, Protocol
+
+from .errors import CalcError
+from .types import Architecture, GpuKind
+
+__all__ = [
+    "CatalogDataError",
+    "Gpu",
+    "ModelPreset",
+    "count_params",
+    "count_params_of",
+    "gpu",
+    "gpu_ids",
+    "gpus",
+    "model",
+    "model_ids",
+    "models",
+]
+
+GIB: int = 2**30
+ID_PATTERN: re.Pattern[str] = re.compile(r"[a-z0-9]+(?:[.-][a-z0-9]+)*")
+
+_ARCH_KEYS: tuple[str, ...] = (
+    "params",
+    "layers",
+    "hidden",
+    "ffn",
+    "heads",
+    "kv_heads",
+    "head_dim",
+    "vocab",
+)
+
+
+class CatalogDataError(RuntimeError):
+    """A packaged data file is malformed: a defect of the build, never of the reader's input."""
+
+
+class ArchShape(Protocol):
+    """What `count_params` reads: any object with these attributes (e.g. `Architecture`)."""
+
+    @property
+    def layers(self) -> int: ...
+    @property
+    def hidden(self) -> int: ...
+    @property
+    def ffn(self) -> int: ...
+    @property
+    def heads(self) -> int: ...
+    @property
+    def kv_heads(self) -> int: ...
+    @property
+    def head_dim(self) -> int: ...
+    @property
+    def vocab(self) -> int: ...
+    @property
+    def tied(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class ModelPreset:
+    """A named open model and its architecture.
+
+    `qkv_bias`, `norms_per_layer` and `qk_norm` describe the few terms in which a family departs
+    from the plain Llama layout; they only matter to `count_params`.
+    """
+
+    id: str
+    name: str
+    family: str
+    arch: Architecture
+    source: str
+    qkv_bias: bool = False
+    norms_per_layer: int = 2
+    qk_norm: bool = False
+
+    @property
+    def params(self) -> int:
+        return self.arch.params
+
+    def counted_params(self) -> int:
+        """Total parameters recomputed from the shapes (equals `params` for every preset)."""
+        return count_params(
+            self.arch,
+            qkv_bias=self.qkv_bias,
+            norms_per_layer=self.norms_per_layer,
+            qk_norm=self.qk_norm,
+        )
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One card (kind discrete) or one Apple unified-memory size (kind unified)."""
+
+    id: str
+    name: str
+    vendor: str
+    kind: GpuKind
+    memory_bytes: int  # advertised "GB" of the vendor, read as GiB: memory_gib * 2**30
+    price_per_hour: Decimal | None  # example USD per hour without VAT, or None if not known
+    use: str  # short id the site translates (consumer, workstation, ...)
+
+    @property
+    def memory_gib(self) -> int:
+        return self.memory_bytes // GIB
+
+
+def count_params(
+    arch: ArchShape | Mapping[str, Any],
+    *,
+    qkv_bias: bool = False,
+    norms_per_layer: int = 2,
+    qk_norm: bool = False,
+) -> int:
+    """Total parameters of a decoder-only transformer with a gated (SwiGLU-style) MLP.
+
+    embeddings (vocab x hidden), plus the output head unless tied, plus per layer:
+    q (hidden x heads*head_dim), k and v (hidden x kv_heads*head_dim), o (heads*head_dim x
+    hidden), gate and up (hidden x ffn), down (ffn x hidden), `norms_per_layer` RMSNorm weights
+    of size hidden, optional q/k/v biases and optional per-head q/k norms (head_dim each);
+    plus the final norm (hidden). Rotary embeddings have no parameters.
+
+    `arch` is an `Architecture` (its `params` is ignored) or a mapping with the same keys.
+    """
+
+    def get(key: str) -> Any:
+        return arch[key] if isinstance(arch, Mapping) else getattr(arch, key)
+
+    return count_params_of(
+        int(get("layers")),
+        int(get("hidden")),
+        int(get("ffn")),
+        int(get("heads")),
+        int(get("kv_heads")),
+        int(get("head_dim")),
+        int(get("vocab")),
+        bool(get("tied")),
+        qkv_bias=qkv_bias,
+        norms_per_layer=norms_per_layer,
+        qk_norm=qk_norm,
+    )
+
+
+def count_params_of(
+    layers: int,
+    hidden: int,
+    ffn: int,
+    heads: int,
+    kv_heads: int,
+    head_dim: int,
+    vocab: int,
+    tied: bool,
+    *,
+    qkv_bias: bool = False,
+    norms_per_layer: int = 2,
+    qk_norm: bool = False,
+) -> int:
+    """`count_params` from the shapes given one by one (for a custom model or a config.json)."""
+    q_dim = heads * head_dim
+    kv_dim = kv_heads * head_dim
+    per_layer = (
+        hidden * q_dim  # q
+        + 2 * hidden * kv_dim  # k, v
+        + q_dim * hidden  # o
+        + 3 * hidden * ffn  # gate, up, down
+        + norms_per_layer * hidden
+    )
+    if qkv_bias:
+        per_layer += q_dim + 2 * kv_dim
+    if qk_norm:
+        per_layer += 2 * head_dim
+    embeddings = vocab * hidden * (1 if tied else 2)
+    return embeddings + layers * per_layer + hidden
+
+
+# --- loading -------------------------------------------------------------------------------
+
+
+def _read(name: str) -> dict[str, Any]:
+    text = (files("calc") / "data" / name).read_text(encoding="utf-8")
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise CatalogDataError(f"{name}: top level is not an object")
+    return data
+
+
+def _check_id(name: str, entry_id: object, seen: set[str]) -> str:
+    if not isinstance(entry_id, str) or not ID_PATTERN.fullmatch(entry_id):
+        raise CatalogDataError(f"{name}: id {entry_id!r} is not a lowercase slug")
+    if entry_id in seen:
+        raise CatalogDataError(f"{name}: duplicate id {entry_id!r}")
+    seen.add(entry_id)
+    return entry_id
+
+
+def _str(name: str, entry: Mapping[str, Any], key: str) -> str:
+    value = entry.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise CatalogDataError(f"{name}: {entry.get('id')!r}: {key} must be a non-empty string")
+    return value
+
+
+def _positive_int(name: str, entry: Mapping[str, Any], key: str) -> int:
+    value = entry.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise CatalogDataError(f"{name}: {entry.get('id')!r}: {key} must be a positive integer")
+    return value
+
+
+def _bool(name: str, entry: Mapping[str, Any], key: str, default: bool | None = None) -> bool:
+    value = entry.get(key, default)
+    if not isinstance(value, bool):
+        raise CatalogDataError(f"{name}: {entry.get('id')!r}: {key} must be true or false")
+    return value
+
+
+def _entries(name: str, data: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+    entries = data.get(key)
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise CatalogDataError(f"{name}: '{key}' must be a list of objects")
+    return entries
+
+
+def _preset(entry: Mapping[str, Any], seen: set[str]) -> ModelPreset:
+    name = "models.json"
+    preset_id = _check_id(name, entry.get("id"), seen)
+    shape = {k: _positive_int(name, entry, k) for k in _ARCH_KEYS}
+    if shape["heads"] % shape["kv_heads"]:
+        raise CatalogDataError(f"{name}: {preset_id!r}: kv_heads must divide heads")
+    norms = entry.get("norms_per_layer", 2)
+    if isinstance(norms, bool) or not isinstance(norms, int) or norms < 0:
+        raise CatalogDataError(f"{name}: {preset_id!r}: norms_per_layer must be an integer >= 0")
+    arch = Architecture(tied=_bool(name, entry, "tied"), **shape)
+    return ModelPreset(
+        id=preset_id,
+        name=_str(name, entry, "name"),
+        family=_str(name, entry, "family"),
+        arch=arch,
+        source=_str(name, entry, "source"),
+        qkv_bias=_bool(name, entry, "qkv_bias", False),
+        norms_per_layer=norms,
+        qk_norm=_bool(name, entry, "qk_norm", False),
+    )
+
+
+def _price(entry: Mapping[str, Any]) -> Decimal | None:
+    value = entry.get("price_per_hour")
+    if value is None:
+        return None
+    try:
+        price = Decimal(value) if isinstance(value, str) else None
+    except InvalidOperation:
+        price = None
+    if price is None or not price.is_finite() or price < 0:
+        raise CatalogDataError(
+            f"gpus.json: {entry.get('id')!r}: price_per_hour must be a decimal string or null"
+        )
+    return price
+
+
+def _gpu(entry: Mapping[str, Any], seen: set[str]) -> Gpu:
+    name = "gpus.json"
+    gpu_id = _check_id(name, entry.get("id"), seen)
+    try:
+        kind = GpuKind(entry.get("kind"))
+    except ValueError:
+        raise CatalogDataError(f"{name}: {gpu_id!r}: unknown kind {entry.get('kind')!r}") from None
+    use = _str(name, entry, "use")
+    if not ID_PATTERN.fullmatch(use):
+        raise CatalogDataError(f"{name}: {gpu_id!r}: use must be a short lowercase id")
+    return Gpu(
+        id=gpu_id,
+        name=_str(name, entry, "name"),
+        vendor=_str(name, entry, "vendor"),
+        kind=kind,
+        memory_bytes=_positive_int(name, entry, "memory_gib") * GIB,
+        price_per_hour=_price(entry),
+        use=use,
+    )
+
+
+@lru_cache(maxsize=None)
+def models() -> tuple[ModelPreset, ...]:
+    """Every model preset, in the file's order (by family, then size)."""
+    seen: set[str] = set()
+    data = _read("models.json")
+    return tuple(_preset(e, seen) for e in _entries("models.json", data, "models"))
+
+
+@lru_cache(maxsize=None)
+def _models_by_id() -> dict[str, ModelPreset]:
+    return {m.id: m for m in models()}
+
+
+def model_ids() -> tuple[str, ...]:
+    return tuple(m.id for m in models())
+
+
+def model(preset_id: str) -> ModelPreset:
+    """The preset with this id; `CalcError` (field `model`, code `unknown_model`) otherwise."""
+    found = _models_by_id().get(preset_id) if isinstance(preset_id, str) else None
+    if found is None:
+        raise CalcError.one("model", "unknown_model", value=preset_id)
+    return found
+
+
+@lru_cache(maxsize=None)
+def gpus() -> tuple[Gpu, ...]:
+    """Every GPU and unified-memory size: discrete cards by memory, then Apple sizes."""
+    seen: set[str] = set()
+    data = _read("gpus.json")
+    return tuple(_gpu(e, seen) for e in _entries("gpus.json", data, "gpus"))
+
+
+@lru_cache(maxsize=None)
+def _gpus_by_id() -> dict[str, Gpu]:
+    return {g.id: g for g in gpus()}
+
+
+def gpu_ids() -> tuple[str, ...]:
+    return tuple(g.id for g in gpus())
+
+
+def gpu(gpu_id: str) -> Gpu:
+    """The GPU with this id; `CalcError` (field `gpu`, code `unknown_choice`) otherwise."""
+    found = _gpus_by_id().get(gpu_id) if isinstance(gpu_id, str) else None
+    if found is None:
+        raise CalcError.one("gpu", "unknown_choice", value=gpu_id)
+    return found
