@@ -1,0 +1,55 @@
+"""`python -m calc`: flags named as the fields, JSON for machines, exit 2 on bad input."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "calc", *args], cwd=ROOT, input=stdin,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_json_output_has_the_interface_keys():
+    out = run("--model", "llama-3.1-8b", "--method", "qlora", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert set(data["components"]) >= {"base_weights", "gradients", "optimizer", "activations", "overhead"}
+    assert data["total_bytes"] == sum(data["components"].values())
+    # 8,030,261,248 x 0.516 bytes (NF4) computed here, not by the engine
+    assert data["components"]["base_weights"] == round(8_030_261_248 * 0.516)
+    assert data["trainable_params"] == 41_943_040
+
+
+def test_readable_breakdown():
+    out = run("--model", "llama-3.1-8b", "--method", "qlora")
+    assert out.returncode == 0, out.stderr
+    assert "GiB" in out.stdout and "41,943,040" in out.stdout
+
+
+def test_readable_breakdown_in_persian():
+    out = run("--model", "llama-3.1-8b", "--locale", "fa")
+    assert out.returncode == 0, out.stderr
+    assert "۴۱" in out.stdout
+
+
+def test_bad_input_exit_2_with_message():
+    out = run("--seq", "-4", "--json")
+    assert out.returncode == 2 and out.stdout == ""
+    assert "seq" in out.stderr.lower() or "sequence" in out.stderr.lower()
+    assert "Traceback" not in out.stderr
+
+
+def test_unknown_flag_exit_2():
+    assert run("--bogus", "1").returncode == 2
+
+
+def test_config_from_stdin():
+    cfg = json.dumps({"num_hidden_layers": 2, "hidden_size": 64, "intermediate_size": 128,
+                      "num_attention_heads": 4, "vocab_size": 100})
+    out = run("--config", "-", "--json", stdin=cfg)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["model"] == "custom"

@@ -1,0 +1,139 @@
+"""The interface: parsing a query (URL, form, CLI) into Inputs, with typed, per-field errors."""
+
+import json
+from decimal import Decimal
+
+import pytest
+
+from calc import CalcError, Method, Optimizer, Targets, estimate, parse, to_query
+from calc.fields import parse_adapter, parse_cost, parse_quick
+
+
+def problems(query, **kw):
+    with pytest.raises(CalcError) as err:
+        parse(query, **kw)
+    return {p.field: p.code for p in err.value.problems}
+
+
+def test_defaults_are_the_specs():
+    i = parse({})
+    assert (i.model, i.method, i.rank, i.targets, i.seq, i.batch, i.ckpt, i.optimizer, i.unit.value) == (
+        "llama-3.1-8b", Method.LORA, 16, Targets.ALL_LINEAR, 2048, 1, True, Optimizer.ADAMW, "GiB")
+
+
+def test_values_from_a_url():
+    i = parse({"model": "qwen2.5-0.5b", "method": "QLoRA", "rank": "64", "seq": "4096",
+               "batch": ["1", "2"], "ckpt": "false", "optimizer": "adamw-8bit", "unit": "GB"})
+    assert i.method is Method.QLORA and i.rank == 64 and i.seq == 4096 and i.batch == 2
+    assert i.ckpt is False and i.optimizer is Optimizer.ADAMW_8BIT and i.unit.value == "GB"
+
+
+@pytest.mark.parametrize("value, code", [
+    ("abc", "not_a_number"), ("NaN", "not_finite"), ("inf", "not_finite"), ("1e400", "too_large"),
+    ("-5", "negative"), ("0", "zero"), ("2.5", "not_integer"), ("9" * 5000, "too_long"),
+    ("<script>alert(1)</script>", "not_a_number"), ("<b>1</b>", "not_a_number"), ("", None),
+    ("\U0001F600", "not_a_number")])
+def test_bad_numbers_name_their_field(value, code):
+    if code is None:
+        assert parse({"seq": value}).seq == 2048  # empty means default
+        return
+    assert problems({"seq": value}) == {"seq": code}
+
+
+def test_every_bad_field_is_reported_at_once():
+    got = problems({"seq": "-1", "batch": "x", "method": "dpo", "rank": "0", "ckpt": "maybe"})
+    assert got == {"seq": "negative", "batch": "not_a_number", "method": "unknown_choice",
+                   "rank": "zero", "ckpt": "bad_bool"}
+
+
+def test_unknown_model_and_unknown_keys():
+    assert problems({"model": "../../etc/passwd"}) == {"model": "unknown_model"}
+    assert parse({"utm_source": "mail"}).model == "llama-3.1-8b"
+    assert problems({"utm_source": "mail"}, strict=True) == {"utm_source": "unknown_field"}
+
+
+def test_rank_larger_than_the_layer():
+    got = problems({"model": "qwen2.5-0.5b", "rank": "4096", "targets": "all-linear"})
+    assert got == {"rank": "rank_too_large"}
+    # full fine-tuning ignores rank
+    assert parse({"model": "qwen2.5-0.5b", "rank": "4096", "method": "full"}).method is Method.FULL
+
+
+@pytest.mark.parametrize("text, locale, expected", [
+    ("8e9", "en", 8 * 10**9), ("8B", "en", 8 * 10**9), ("0.5B", "en", 5 * 10**8),
+    ("350M", "en", 350 * 10**6), ("0,5B", "tr", 5 * 10**8), ("8,030,261,248", "en", 8_030_261_248),
+    ("۸B", "fa", 8 * 10**9), ("1.5b", "ru", 15 * 10**8)])
+def test_params_notations(text, locale, expected):
+    q = {"model": "custom", "params": text, "layers": "32", "hidden": "4096", "ffn": "14336",
+         "heads": "32", "kv_heads": "8", "vocab": "128256"}
+    assert parse(q, locale).arch.params == expected
+
+
+def test_persian_digits_and_decimal_comma():
+    assert parse({"seq": "۴۰۹۶"}, "fa").seq == 4096
+    assert parse({"seq": "4.096"}, "tr").seq == 4096
+    assert parse_quick({"n": "0,5"}, "pt")[0] == Decimal("0.5")
+    assert parse_quick({"n": "۰٫۵"}, "fa")[0] == Decimal("0.5")
+
+
+def test_custom_model_needs_its_shape():
+    got = problems({"model": "custom", "layers": "32"})
+    assert set(got) == {"hidden", "ffn", "heads", "vocab"} and set(got.values()) == {"required"}
+
+
+def test_custom_model_counts_its_parameters():
+    i = parse({"model": "custom", "layers": "32", "hidden": "4096", "ffn": "14336", "heads": "32",
+               "kv_heads": "8", "vocab": "128256"})
+    assert abs(i.arch.params - 8_030_261_248) / 8_030_261_248 < 0.001
+
+
+def test_kv_heads_must_divide_heads():
+    assert problems({"kv_heads": "7"}) == {"kv_heads": "heads_mismatch"}
+
+
+def test_url_round_trip():
+    q = {"model": "mistral-7b", "method": "qlora", "rank": "32", "targets": "qv", "seq": "1024",
+         "batch": "4", "ckpt": "false", "optimizer": "lion", "unit": "GB", "mode": "planning"}
+    i = parse(q)
+    assert to_query(i) == q
+    assert parse(to_query(i)) == i
+
+
+def test_override_of_a_preset_shows_in_the_query():
+    i = parse({"model": "llama-3.1-8b", "layers": "16"})
+    assert i.arch.layers == 16 and to_query(i)["layers"] == "16"
+    assert parse(to_query(i)) == i
+
+
+def test_pasted_config_json():
+    cfg = {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096,
+           "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8,
+           "vocab_size": 128256, "tie_word_embeddings": False}
+    i = parse({"config": json.dumps(cfg), "method": "lora"})
+    assert i.model == "custom" and i.arch.kv_heads == 8 and i.arch.head_dim == 128
+    assert estimate(i).trainable_params == 41_943_040
+
+
+@pytest.mark.parametrize("text, code", [
+    ("{not json", "json_syntax"), ("[1, 2]", "json_not_object"), ('"x"', "json_not_object"),
+    ('{"hidden_size": 4096}', "json_missing"), ('{"num_hidden_layers": -1}', "json_bad_value"),
+    ('{"num_hidden_layers": "32"}', "json_bad_value"), ("[" * 100 + "]" * 100, "json_not_object"),
+    ('{"num_local_experts": 8, "model_type": "mixtral"}', "unsupported_arch")])
+def test_malformed_config_json(text, code):
+    assert problems({"config": text}) == {"config": code}
+
+
+def test_adapter_widget():
+    assert parse_adapter({}) == (4096, 4096, 16, "bf16")
+    assert parse_adapter({"rank": "64", "dtype": "FP32"})[2:] == (64, "fp32")
+    with pytest.raises(CalcError):
+        parse_adapter({"d_in": "8", "rank": "16"})
+
+
+def test_quick_and_cost_widgets():
+    assert parse_quick({"n": "7", "bpp": "16", "act": "20"}) == (7, 16, 20)
+    hours, price, gpu = parse_cost({"gpu": "a40", "hours": "20"})
+    assert (hours, price, gpu) == (20, Decimal("0.74"), "a40")
+    with pytest.raises(CalcError) as err:
+        parse_cost({"gpu": "nope", "hours": "-1"})
+    assert {p.field for p in err.value.problems} == {"gpu", "hours"}
