@@ -1,0 +1,197 @@
+"""The one number formatter: CLDR symbols and patterns for the site's five locales.
+
+`fmt(value, unit, locale, digits=None)` renders every figure the site shows, at build time
+(CPython) and on each keystroke in the browser (Pyodide), so it is table-driven, uses only
+`decimal` and `str.translate`, and never touches Babel. Its numbers equal Babel's
+`format_decimal` / `format_percent` / `format_currency` (Babel 2.19, CLDR 49; locales en, tr,
+pt_BR, ru, fa, each with its default numbering system) once the value is rounded the same
+way, with deliberate differences for `fa`, where Babel does not apply CLDR fully:
+
+- digits are Persian (U+06F0..U+06F9, the `arabext` numbering system that CLDR makes the
+  default for `fa`); Babel keeps ASCII digits while using the arabext separators U+066B
+  (decimal) and U+066C (group);
+- the minus sign is CLDR's U+200E U+2212 (LRM, MINUS SIGN) and the percent sign U+066A, as
+  ICU and the browsers' `Intl.NumberFormat("fa")` print them; Babel copies the pattern's
+  ASCII `-` and `%`.
+
+The `fa` currency keeps Babel's pattern (LRM, `$`, no-break space, number).
+
+Rounding: half-up (away from zero) on the decimal value, after converting binary floats with
+their shortest repr (as Babel does): 43.25 -> 43.3, 0.125 -> 0.13.
+
+`digits` is the maximum number of fraction digits; trailing zeros are dropped ("112 GB",
+"14.9 GiB", "0.25 MiB"), like a CLDR `#,##0.#` pattern. Money is the exception: USD always shows
+exactly 2 (or `digits`) fraction digits, "$14.80".
+
+Units (the `unit` argument) and what `value` is:
+
+| unit | value | default digits | example (en) |
+| --- | --- | --- | --- |
+| GiB, GB, MiB | integer bytes (divided by 2**30, 10**9, 2**20) | 1 | 14.9 GiB |
+| params | parameter count | 0 | 131,072 parameters |
+| count, number | a plain number | 0 for int, 2 otherwise | 131,072 |
+| USD | money (Decimal) | 2, fixed | $14.80 |
+| percent | a fraction (0.95 is 95 %) | 0 | 95% |
+| x | a multiplier | 2 | 4× |
+| bpp | bytes per parameter | 3 | 16 bytes per parameter |
+| billions | model size in billions of parameters | 2 | 7B |
+| hours | hours | 2 | 20 hours |
+
+The words come from the message catalog (`unit.<unit>` in `calc/locales/*.json`), with plural
+forms chosen by the CLDR rules of the locale (`unit.hours.one`, `.few`, `.many`, see
+`calc.i18n.plural_category`). A unit text is joined to the number by a no-break space, unless
+it contains `{n}`, in which case it is a pattern (`{n}B`, `{n}×`). In right-to-left locales
+(`fa`) a unit word written in Latin letters (GiB, GB, MiB) is wrapped in Unicode isolates
+(U+2066 LRI ... U+2069 PDI) so it can never be reordered with neighbouring text; `fa` writes
+model sizes and multipliers in words ("۷ میلیارد", "۴ برابر").
+"""
+
+from __future__ import annotations
+
+import decimal
+import math
+from decimal import ROUND_HALF_UP, Decimal
+
+from .i18n import LOCALES, locale_dir, lookup, normalize_locale, plural_category
+
+__all__ = ["fmt", "LOCALES", "UNITS"]
+
+NBSP = "\u00a0"
+LRI, PDI = "\u2066", "\u2069"
+
+_PERSIAN_DIGITS = "۰۱۲۳۴۵۶۷۸۹"
+
+
+class _Symbols:
+    """What a locale does to an ASCII-rendered number `1,234.5`."""
+
+    __slots__ = ("table", "minus", "percent", "currency")
+
+    def __init__(self, group: str, decimal_sep: str, minus: str, percent: str, currency: str,
+                 digits: str = "0123456789"):
+        self.table = str.maketrans({",": group, ".": decimal_sep, **{str(i): digits[i] for i in range(10)}})
+        self.minus = minus
+        self.percent = percent  # pattern, {n} = the number
+        self.currency = currency  # pattern for USD
+
+
+# CLDR 49 (Babel 2.19 locale data): number symbols of the default numbering system, the
+# standard percent pattern and the standard currency pattern with the USD symbol filled in.
+_SYMBOLS: dict[str, _Symbols] = {
+    "en": _Symbols(",", ".", "-", "{n}%", "${n}"),
+    "tr": _Symbols(".", ",", "-", "%{n}", "${n}"),
+    "pt": _Symbols(".", ",", "-", "{n}%", "US$" + NBSP + "{n}"),  # pt_BR
+    "ru": _Symbols(NBSP, ",", "-", "{n}" + NBSP + "%", "{n}" + NBSP + "$"),
+    "fa": _Symbols("\u066c", "\u066b", "\u200e\u2212", "{n}\u066a", "\u200e$" + NBSP + "{n}",
+                   _PERSIAN_DIGITS),
+}
+
+_BYTES = {"GiB": Decimal(2**30), "GB": Decimal(10**9), "MiB": Decimal(2**20)}
+
+# unit -> default maximum fraction digits (None: 0 for int input, 2 otherwise)
+_DEFAULT_DIGITS: dict[str, int | None] = {
+    "GiB": 1, "GB": 1, "MiB": 1,
+    "params": 0,
+    "count": None, "number": None,
+    "USD": 2,
+    "percent": 0,
+    "x": 2,
+    "bpp": 3,
+    "billions": 2,
+    "hours": 2,
+}
+UNITS: tuple[str, ...] = tuple(_DEFAULT_DIGITS)
+_WORDED = frozenset({"GiB", "GB", "MiB", "params", "x", "bpp", "billions", "hours"})
+
+_CTX = decimal.Context(prec=120, rounding=ROUND_HALF_UP, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
+_QUANTA = [Decimal(1).scaleb(-i) for i in range(21)]
+
+
+def _to_decimal(value: object) -> Decimal:
+    if isinstance(value, bool):
+        raise TypeError(f"fmt: a number is needed, not {value!r}")
+    if isinstance(value, int):
+        return Decimal(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"fmt: {value!r} is not a finite number")
+        return Decimal(repr(value))
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise ValueError(f"fmt: {value!r} is not a finite number")
+        return value
+    raise TypeError(f"fmt: a number is needed, not {type(value).__name__}")
+
+
+def _context(digits_needed: int) -> decimal.Context:
+    """A context exact enough for a result with this many significant digits (huge inputs)."""
+    if digits_needed < 100:
+        return _CTX
+    return decimal.Context(prec=digits_needed + 20, rounding=ROUND_HALF_UP,
+                           Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
+
+
+def _ascii(d: Decimal, digits: int, fixed: bool) -> tuple[str, bool]:
+    """`d` rounded half-up to `digits` fraction digits, as ASCII `1,234.5`; and its sign."""
+    quantum = _QUANTA[digits] if digits < len(_QUANTA) else Decimal(1).scaleb(-digits)
+    q = d.quantize(quantum, context=_context(d.adjusted() + digits))
+    negative = q.is_signed() and not q.is_zero()  # never print "-0"
+    s = format(q.copy_abs(), ",f")
+    if not fixed and digits and "." in s:
+        s = s.rstrip("0").rstrip(".")
+    return s, negative
+
+
+def number_ascii(value: int | float | Decimal, digits: int | None = None) -> str:
+    """`value` as `fmt(value, "number", ...)` rounds it, in ASCII (`1,234.5`, minus `-`):
+    what plural rules read."""
+    d = _to_decimal(value)
+    if digits is None:
+        digits = 0 if isinstance(value, int) else 2
+    s, negative = _ascii(d, digits, fixed=False)
+    return "-" + s if negative else s
+
+
+def fmt(value: int | float | Decimal, unit: str, locale: str, digits: int | None = None) -> str:
+    """`value` in `unit`, written for `locale` (en, tr, pt, ru, fa; others fall back to en).
+
+    Raises ValueError for NaN, infinities, an unknown unit or negative `digits`; TypeError
+    for something that is not a number.
+    """
+    try:
+        default = _DEFAULT_DIGITS[unit]
+    except (KeyError, TypeError):
+        raise ValueError(f"fmt: unknown unit {unit!r}; one of {', '.join(UNITS)}") from None
+    unit = str.__str__(unit) if isinstance(unit, str) else unit  # a str-Enum member -> its value
+    loc = normalize_locale(locale)
+    d = _to_decimal(value)
+    if digits is None:
+        digits = default if default is not None else (0 if isinstance(value, int) else 2)
+    elif isinstance(digits, bool) or not isinstance(digits, int) or digits < 0:
+        raise ValueError(f"fmt: digits must be a non-negative integer, not {digits!r}")
+
+    size = _BYTES.get(unit)
+    if size is not None:
+        d = _context(d.adjusted() + 40).divide(d, size)  # exact: 2**-30 has 30 decimals
+    elif unit == "percent":
+        d = d.scaleb(2, context=_CTX)
+
+    s, negative = _ascii(d, digits, fixed=unit == "USD")
+    sym = _SYMBOLS[loc]
+    number = s.translate(sym.table)
+
+    if unit == "USD":
+        text = sym.currency.replace("{n}", number)
+    elif unit == "percent":
+        text = sym.percent.replace("{n}", number)
+    elif unit in _WORDED:
+        word = lookup("unit." + unit, loc, plural_category(s, loc))
+        if "{n}" in word:
+            text = word.replace("{n}", number)
+        else:
+            if locale_dir(loc) == "rtl" and word.isascii():
+                word = LRI + word + PDI
+            text = number + NBSP + word
+    else:
+        text = number
+    return sym.minus + text if negative else text
