@@ -1,0 +1,786 @@
+"""mkdocs hook: the one bridge from `calc` to the pages.
+
+Every page's Markdown is rendered as a Jinja2 template (in `on_page_markdown`) for the locale
+being built, before Markdown sees it. Every figure on a page comes from a macro below, never
+from a number typed into the prose, so that all five locales change together and each shows
+the figure in its own number format (Persian digits on `fa` pages).
+
+Template rules
+--------------
+- Undefined names fail the build (StrictUndefined); so does any error a macro raises, with the
+  page and the line.
+- The Markdown itself is not escaped; every value a macro inserts is HTML-escaped.
+- Jinja comments are `{## ... ##}` (not `{# ... #}`), so attribute lists like `{#id}` are safe.
+- Macros return inline HTML (`fig`, `est`, ...) or a Markdown table / an HTML block (tables,
+  `widget`); put a table or a widget on a line of its own with blank lines around it.
+
+Context: macros and values
+--------------------------
+`fig(name, value, unit, digits=None)`
+    The single place that emits a figure:
+    `<span class="calc-fig" data-calc="NAME" data-bytes="RAW">formatted</span>`; `data-bytes`
+    (integer bytes) for the units GiB, GB and MiB, `data-value` (the raw number) otherwise.
+    `unit` is one of `calc.fmt`'s units: GiB, GB, MiB (value: int bytes), params, number,
+    count, USD, percent (a fraction), x, bpp, billions, hours. `digits` = maximum fraction
+    digits (fmt's default per unit when None).
+`est(component="total", unit="GiB", digits=None, name=None, **fields)`
+    Runs the detailed engine on `fields` (the interface names of engine.md: model, method,
+    rank, targets, seq, batch, ckpt, optimizer, params, layers, ...; values are converted to
+    text and parsed by `calc.fields.parse`, so `ckpt=false` and `ckpt=False` both work) and
+    emits one figure: a component (`base_weights`, `gradients`, `optimizer`, `activations`,
+    `overhead`), `total`, or `trainable_params` (then the unit defaults to `params`).
+    `data-calc` is the component's name unless `name` is given.
+    Example: `{{ est(model="llama-3.1-8b", method="qlora", unit="GB") }}`.
+`rot(method, billions, digits=None, name="rule_of_thumb")`
+    Rule of thumb in GB (`calc.engine.rule_of_thumb`); method: lora, qlora, full, full-master.
+`quick(n, bpp, act, digits=None, name="quick_full")`
+    Quick full fine-tuning calculator V = N x B + A, in GB (`calc.engine.quick_full`).
+`adapter(d_in, d_out, rank, dtype="bf16", unit="params", digits=None, name=None)`
+    One LoRA-adapted layer: parameters (`unit="params"`, name `adapter_params`) or bytes in
+    GiB/GB/MiB (name `adapter_bytes`).
+`cost(hours, gpu=None, price=None, digits=None, name="cost")`
+    hours x hourly price in USD (`calc.engine.cost`); the price is the catalog example of
+    `gpu` (a catalog id such as "a40") unless `price` is given.
+`num(x, unit="number", digits=None, name="value")`
+    Any other number, e.g. an input or a constant from `C`: `{{ num(C.ACT_BYTES) }}`,
+    `{{ num(C.DISCRETE_USABLE, "percent") }}`, `{{ num(7, "billions") }}`.
+`card(gpu, what="memory", unit="GiB", digits=None, name=None)`
+    A catalog GPU's `memory`, `usable` memory (95 % / 75 % rule, bytes) or example `price`
+    per hour (USD). Names: gpu_memory, gpu_usable, gpu_price.
+`model_name(id)`, `gpu_name(id)`
+    Catalog names (escaped text), so that names with digits are never typed into prose.
+`C`
+    calc's constants: every upper-case name of `calc.engine` (ACT_BYTES, ACT_BYTES_CKPT,
+    OVERHEAD_BYTES, DISCRETE_USABLE, UNIFIED_USABLE, NF4_BYTES_PER_PARAM, BF16_BYTES,
+    GRAD_BYTES, OPTIMIZER_BYTES, QUICK_PRESETS, ...). Dicts keyed by calc's str-Enums are
+    keyed by the plain id here: `C.OPTIMIZER_BYTES["adamw"]`. Plus
+    `C.FULL_BYTES_PER_PARAM` = BF16 weight + gradient + AdamW state (the ZeRO 16 bytes).
+`t(key, **params)`
+    Text from calc's message catalogs (`calc.i18n.t`) in the page's locale, HTML-escaped. A
+    key that the English catalog does not have fails the build.
+`locale`, `dir`
+    The locale being built (en, tr, pt, ru, fa) and its direction (ltr, rtl).
+`table_rule_of_thumb()`
+    Markdown table: model sizes 0.5B to 70B; rule-of-thumb LoRA, QLoRA and full (no FP32
+    master copy) in GB beside the detailed engine's figure for a representative preset.
+`table_gpu_choice()`
+    Markdown table: 7/8B, 13/14B, 32/34B, 70B x full, LoRA, QLoRA: the engine's total and the
+    smallest catalog cards that fit on one card, else the fewest cards with ZeRO-3 sharding.
+`table_gpu_catalog()`
+    Markdown table of the GPU catalog: memory, kind, example hourly price, typical use.
+`widget(name)`
+    A calculator widget ("calculator", "adapter", "quick", "cost") in its default state,
+    rendered by `calc.render.widget(name, locale)`.
+
+Other duties of this hook
+-------------------------
+- The build fails when a page lacks a translation (`docs/<page>.<locale>.md` for every
+  locale), instead of silently showing English.
+- `<html>` gets the page's `dir`; hreflang alternates are absolute (see overrides/main.html).
+- After the default-language build (once per `mkdocs build`), Pyodide's runtime files are
+  copied from node_modules/pyodide into `assets/pyodide/` and a real wheel of `calc` is built
+  from pyproject.toml into `assets/calc/` with `assets/calc/manifest.json` naming it.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import html
+import json
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from decimal import Decimal
+from fractions import Fraction
+from functools import lru_cache
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+from urllib.parse import urljoin
+
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
+
+ROOT = Path(__file__).resolve().parent
+
+
+def _ensure_path() -> None:
+    """`calc` lives beside this file, which mkdocs keeps on sys.path only while it imports the
+    hook; every event puts it back before importing calc."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+
+
+_ensure_path()
+
+log = logging.getLogger("mkdocs.hooks.build_tables")
+
+#: Locale ids of the site (calc's ids); the theme language of each.
+LOCALES = ("en", "tr", "pt", "ru", "fa")
+DEFAULT_LOCALE = "en"
+BYTE_UNITS = frozenset({"GiB", "GB", "MiB"})
+
+#: Runtime files of the pinned Pyodide that the site serves itself (plus every *.map file).
+PYODIDE_FILES = (
+    "pyodide.mjs",
+    "pyodide.asm.mjs",
+    "pyodide.asm.wasm",
+    "python_stdlib.zip",
+    "pyodide-lock.json",
+    "package.json",
+)
+
+# Representative presets of the tables (catalog ids; a missing id fails the build).
+ROT_ROWS = (
+    (Decimal("0.5"), "qwen2.5-0.5b"),
+    (Decimal("1.5"), "qwen2.5-1.5b"),
+    (Decimal("3"), "qwen2.5-3b"),
+    (Decimal("7"), "qwen2.5-7b"),
+    (Decimal("8"), "llama-3.1-8b"),
+    (Decimal("14"), "qwen2.5-14b"),
+    (Decimal("32"), "qwen2.5-32b"),
+    (Decimal("70"), "llama-3.1-70b"),
+)
+GPU_CHOICE_ROWS = (
+    ("7/8B", "llama-3.1-8b"),
+    ("13/14B", "qwen2.5-14b"),
+    ("32/34B", "qwen2.5-32b"),
+    ("70B", "llama-3.1-70b"),
+)
+METHODS = ("full", "lora", "qlora")
+#: How many fewest-cards options a row of the GPU choice table lists.
+MULTI_GPU_OPTIONS = 3
+
+
+# --- locale ---------------------------------------------------------------------------------
+
+
+def site_locale(config) -> str:
+    """The calc locale of the build: `config.theme["language"]` (set per build by static-i18n)."""
+    _ensure_path()
+    lang = str(config.theme["language"] or DEFAULT_LOCALE)
+    loc = lang.replace("_", "-").split("-", 1)[0].lower()
+    if loc not in LOCALES:
+        raise PluginError(f"build_tables: theme language {lang!r} is not one of {LOCALES}")
+    return loc
+
+
+# --- the macros -----------------------------------------------------------------------------
+
+
+def _esc(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _raw_number(value: object) -> str:
+    """A machine-readable number for data-value: integers as is, decimals without exponent."""
+    if isinstance(value, bool):
+        raise TypeError("a number is needed, not a bool")
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, Fraction):
+        value = Decimal(value.numerator) / Decimal(value.denominator)
+    if isinstance(value, float):
+        value = Decimal(repr(value))
+    if isinstance(value, Decimal):
+        text = format(value.normalize(), "f")
+        return text
+    raise TypeError(f"a number is needed, not {type(value).__name__}")
+
+
+def _fmt_value(value: object) -> object:
+    """What calc.fmt accepts: Fractions become Decimals."""
+    if isinstance(value, Fraction):
+        return Decimal(value.numerator) / Decimal(value.denominator)
+    return value
+
+
+def _field_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if hasattr(value, "value") and isinstance(getattr(value, "value"), str):  # str-Enum
+        return value.value
+    return str(value)
+
+
+@lru_cache(maxsize=None)
+def _estimate(fields: tuple[tuple[str, str], ...]):
+    from calc import engine
+    from calc.fields import parse
+
+    return engine.estimate(parse(dict(fields)))
+
+
+def estimate_of(**fields: object):
+    """calc.engine.estimate of interface fields (values of any type, converted to text)."""
+    return _estimate(tuple(sorted((k, _field_text(v)) for k, v in fields.items())))
+
+
+class Macros:
+    """The template context of one locale."""
+
+    def __init__(self, locale: str):
+        self.locale = locale
+
+    # - figures -
+
+    def fig(self, name: str, value: object, unit: str, digits: int | None = None) -> str:
+        from calc.fmt import fmt
+
+        text = fmt(_fmt_value(value), unit, self.locale, digits)
+        if unit in BYTE_UNITS:
+            if isinstance(value, bool) or not isinstance(value, (int, Decimal, Fraction, float)):
+                raise TypeError(f"fig({name!r}): {unit} needs integer bytes, not {value!r}")
+            if value != int(value):
+                raise ValueError(f"fig({name!r}): {unit} needs integer bytes, not {value!r}")
+            raw = f'data-bytes="{int(value)}"'
+        else:
+            raw = f'data-value="{_esc(_raw_number(value))}"'
+        return f'<span class="calc-fig" data-calc="{_esc(name)}" {raw}>{_esc(text)}</span>'
+
+    def est(self, component: str = "total", unit: str = "GiB", digits: int | None = None,
+            name: str | None = None, **fields: object) -> str:
+        e = estimate_of(**fields)
+        value = e.get(component)
+        if component == "trainable_params" and unit in BYTE_UNITS:
+            unit = "params"
+        return self.fig(name or component, value, unit, digits)
+
+    def rot(self, method: str, billions: object, digits: int | None = None,
+            name: str = "rule_of_thumb") -> str:
+        from calc.engine import rule_of_thumb
+
+        return self.fig(name, rule_of_thumb(_number(billions), method), "GB", digits)
+
+    def quick(self, n: object, bpp: object, act: object, digits: int | None = None,
+              name: str = "quick_full") -> str:
+        from calc.engine import quick_full
+
+        return self.fig(name, quick_full(_number(n), _number(bpp), _number(act)), "GB", digits)
+
+    def adapter(self, d_in: int, d_out: int, rank: int, dtype: str = "bf16",
+                unit: str = "params", digits: int | None = None, name: str | None = None) -> str:
+        from calc.engine import adapter_bytes, lora_layer_params
+
+        if unit == "params":
+            return self.fig(name or "adapter_params", lora_layer_params(d_in, d_out, rank),
+                            "params", digits)
+        return self.fig(name or "adapter_bytes", adapter_bytes(d_in, d_out, rank, dtype), unit,
+                        digits)
+
+    def cost(self, hours: object, gpu: str | None = None, price: object = None,
+             digits: int | None = None, name: str = "cost") -> str:
+        from calc import catalog, engine
+
+        if price is None:
+            if gpu is None:
+                raise ValueError("cost(): give gpu= (a catalog id) or price=")
+            price = catalog.gpu(gpu).price_per_hour
+            if price is None:
+                raise ValueError(f"cost(): the catalog has no example price for {gpu!r}")
+        return self.fig(name, engine.cost(_number(hours), _number(price)), "USD", digits)
+
+    def num(self, x: object, unit: str = "number", digits: int | None = None,
+            name: str = "value") -> str:
+        return self.fig(name, _number(x), unit, digits)
+
+    def card(self, gpu: str, what: str = "memory", unit: str = "GiB",
+             digits: int | None = None, name: str | None = None) -> str:
+        from calc import catalog, engine
+
+        g = catalog.gpu(gpu)
+        if what == "memory":
+            return self.fig(name or "gpu_memory", g.memory_bytes, unit, digits)
+        if what == "usable":
+            return self.fig(name or "gpu_usable", engine.usable_bytes(g), unit, digits)
+        if what == "price":
+            if g.price_per_hour is None:
+                raise ValueError(f"card(): the catalog has no example price for {gpu!r}")
+            return self.fig(name or "gpu_price", g.price_per_hour, "USD", digits)
+        raise ValueError(f"card(): what must be memory, usable or price, not {what!r}")
+
+    # - text -
+
+    def t(self, key: str, **params: object) -> str:
+        from calc import i18n
+
+        if key not in i18n.catalog(DEFAULT_LOCALE):
+            raise KeyError(f"t(): calc's English catalog has no key {key!r}")
+        return _esc(i18n.t(key, self.locale, **params))
+
+    def model_name(self, preset_id: str) -> str:
+        from calc import catalog
+
+        return _esc(catalog.model(preset_id).name)
+
+    def gpu_name(self, gpu_id: str) -> str:
+        from calc import catalog
+
+        return _esc(catalog.gpu(gpu_id).name)
+
+    # - tables -
+
+    def _table(self, header: list[str], aligns: list[str], rows: list[list[str]]) -> str:
+        def cell(text: str) -> str:
+            return text.replace("|", "&#124;").replace("\n", " ")
+
+        lines = ["| " + " | ".join(cell(h) for h in header) + " |",
+                 "| " + " | ".join(aligns) + " |"]
+        lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+        return "\n".join(lines)
+
+    def table_rule_of_thumb(self) -> str:
+        """Rule of thumb (GB) beside the detailed engine (GB) for a preset of each size."""
+        from calc import catalog
+
+        t = self.t
+        header = [t("table.model_size"), t("table.preset")]
+        aligns = [":--", ":--"]
+        for method in ("lora", "qlora", "full"):
+            header += [t("table.rot." + method), t("table.engine." + method)]
+            aligns += ["--:", "--:"]
+        rows = []
+        for billions, preset in ROT_ROWS:
+            row = [self.num(billions, "billions", name="model_size"),
+                   _esc(catalog.model(preset).name)]
+            for method in ("lora", "qlora", "full"):
+                row.append(self.rot(method, billions, name=f"rule_of_thumb.{method}"))
+                fields = {"model": preset, "method": method}
+                if method == "full":  # the rule's "full" has no FP32 master copy
+                    fields["optimizer"] = "adamw-no-master"
+                row.append(self.est(unit="GB", name=f"total.{method}", **fields))
+            rows.append(row)
+        return self._table(header, aligns, rows)
+
+    def table_gpu_choice(self) -> str:
+        """Engine total per size and method; the smallest cards that fit, else fewest cards."""
+        from calc import catalog, engine
+        from calc.types import GpuKind
+
+        t = self.t
+        header = [t("table.model_size"), t("table.method"), t("table.total"),
+                  t("table.one_card"), t("table.zero3")]
+        aligns = [":--", ":--", "--:", ":--", ":--"]
+        rows = []
+        for size, preset in GPU_CHOICE_ROWS:
+            for method in METHODS:
+                e = estimate_of(model=preset, method=method)
+                fits = [f for f in engine.gpu_fit(e) if f.gpu.kind is GpuKind.DISCRETE]
+                one = sorted((f for f in fits if f.fits), key=lambda f: f.gpu.memory_bytes)
+                if one:
+                    smallest = one[0].gpu.memory_bytes
+                    names = ", ".join(f.gpu.name for f in one if f.gpu.memory_bytes == smallest)
+                    larger = any(f.gpu.memory_bytes > smallest for f in one)
+                    one_text = t("table.and_larger", cards=names) if larger else _esc(names)
+                    multi_text = "—"
+                else:
+                    one_text = "—"
+                    multi = sorted((f for f in fits if f.cards is not None),
+                                   key=lambda f: (f.cards, -f.gpu.memory_bytes))
+                    multi_text = ", ".join(
+                        t("table.cards_of", n=f.cards, card=f.gpu.name)
+                        for f in multi[:MULTI_GPU_OPTIONS]) or "—"
+                rows.append([
+                    self._size_label(size),
+                    t("choice.method." + method),
+                    self.est(unit="GiB", name="total", model=preset, method=method),
+                    one_text,
+                    multi_text,
+                ])
+        return self._table(header, aligns, rows)
+
+    def _size_label(self, label: str) -> str:
+        """"7/8B" -> the two sizes in the locale's billions format, joined by a slash."""
+        parts = label.rstrip("B").split("/")
+        return " / ".join(self.num(Decimal(p), "billions", name="model_size") for p in parts)
+
+    def table_gpu_catalog(self) -> str:
+        from calc import catalog
+
+        t = self.t
+        header = [t("table.gpu"), t("table.memory"), t("table.kind"), t("table.price"),
+                  t("table.use")]
+        aligns = [":--", "--:", ":--", "--:", ":--"]
+        rows = []
+        for g in catalog.gpus():
+            price = (self.fig("gpu_price", g.price_per_hour, "USD")
+                     if g.price_per_hour is not None else "—")
+            rows.append([
+                _esc(g.name),
+                self.fig("gpu_memory", g.memory_bytes, "GiB", 0),
+                t("gpu.kind." + g.kind.value),
+                price,
+                t("gpu.use." + g.use),
+            ])
+        return self._table(header, aligns, rows)
+
+    # - widgets -
+
+    def widget(self, name: str) -> str:
+        try:
+            from calc.render import widget as render_widget
+        except ModuleNotFoundError as exc:
+            if exc.name != "calc.render":
+                raise
+            log.info("build_tables: calc.render is not there yet; widget %r is a placeholder", name)
+            return (f'<div class="calc-widget calc-widget--placeholder" data-calc-widget="{_esc(name)}"'
+                    f' data-placeholder="calc.render missing"></div>')
+        return render_widget(name, self.locale)
+
+    # - the context -
+
+    def context(self) -> dict[str, Any]:
+        from calc import i18n
+
+        names = ("fig", "est", "rot", "quick", "adapter", "cost", "num", "card", "t",
+                 "model_name", "gpu_name", "table_rule_of_thumb", "table_gpu_choice",
+                 "table_gpu_catalog", "widget")
+        ctx: dict[str, Any] = {n: getattr(self, n) for n in names}
+        ctx["C"] = constants()
+        ctx["locale"] = self.locale
+        ctx["dir"] = i18n.locale_dir(self.locale)
+        return ctx
+
+
+def _number(x: object) -> object:
+    """Template literals (floats such as 0.5) as exact Decimals; other numbers unchanged."""
+    if isinstance(x, bool):
+        raise TypeError(f"a number is needed, not {x!r}")
+    if isinstance(x, float):
+        return Decimal(repr(x))
+    if isinstance(x, str):
+        return Decimal(x)
+    return x
+
+
+@lru_cache(maxsize=None)
+def constants() -> SimpleNamespace:
+    """`C` in templates: calc.engine's upper-case constants, enum keys as plain ids."""
+    from calc import engine
+
+    values: dict[str, Any] = {}
+    for key in dir(engine):
+        if not key.isupper() or key.startswith("_"):
+            continue
+        value = getattr(engine, key)
+        if isinstance(value, dict):
+            value = {(k.value if hasattr(k, "value") else k): v for k, v in value.items()}
+        values[key] = value
+    values["FULL_BYTES_PER_PARAM"] = (
+        engine.BF16_BYTES + engine.GRAD_BYTES + values["OPTIMIZER_BYTES"]["adamw"])
+    return SimpleNamespace(**values)
+
+
+# --- rendering ------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=None)
+def _jinja_env():
+    import jinja2
+
+    return jinja2.Environment(
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        comment_start_string="{##",
+        comment_end_string="##}",
+    )
+
+
+def render_markdown(markdown: str, locale: str, src: str = "<string>") -> str:
+    """Render one page's Markdown as a Jinja2 template for `locale` (also used by tests)."""
+    import jinja2
+
+    _ensure_path()
+    from calc.errors import CalcError
+
+    try:
+        template = _jinja_env().from_string(markdown)
+        return template.render(Macros(locale).context())
+    except jinja2.TemplateSyntaxError as exc:
+        raise PluginError(f"{src}:{exc.lineno}: template syntax error: {exc.message}") from exc
+    except CalcError as exc:
+        raise PluginError(f"{src} ({locale}): calc rejected a macro's input: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - any macro failure must fail the build, with context
+        line = _template_line(exc)
+        where = f"{src}:{line}" if line else src
+        raise PluginError(f"{where} ({locale}): {type(exc).__name__}: {exc}") from exc
+
+
+def _template_line(exc: BaseException) -> int | None:
+    tb = exc.__traceback__
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<template>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+# --- mkdocs events --------------------------------------------------------------------------
+
+
+@event_priority(-110)  # after static-i18n's on_config (-100), which sets the build's language
+def on_config(config):
+    locale = site_locale(config)
+    from calc import i18n
+
+    toc = config.mdx_configs.setdefault("toc", {})
+    key = "site.permalink"
+    if key in i18n.catalog(DEFAULT_LOCALE):
+        toc["permalink_title"] = i18n.t(key, locale)
+    return config
+
+
+def on_files(files, config):
+    check_translations(Path(config.docs_dir))
+    return files
+
+
+def check_translations(docs_dir: Path) -> None:
+    """Every page exists in every locale (`x.md` and `x.<locale>.md`); nothing stray."""
+    pages = sorted(p for p in docs_dir.rglob("*.md"))
+    base: set[Path] = set()
+    localized: dict[str, set[Path]] = {loc: set() for loc in LOCALES if loc != DEFAULT_LOCALE}
+    problems = []
+    for p in pages:
+        rel = p.relative_to(docs_dir)
+        parts = rel.name.split(".")
+        if len(parts) == 2:
+            base.add(rel)
+        elif len(parts) == 3 and parts[1] in localized:
+            localized[parts[1]].add(rel.with_name(parts[0] + ".md"))
+        else:
+            problems.append(f"{rel}: not <page>.md or <page>.<locale>.md with a site locale")
+    for loc, have in localized.items():
+        for rel in sorted(base - have):
+            problems.append(f"{rel.with_suffix('')}.{loc}.md is missing (no {loc} translation)")
+        for rel in sorted(have - base):
+            problems.append(f"{rel.with_suffix('')}.{loc}.md has no English page {rel}")
+    if problems:
+        raise PluginError("build_tables: translations incomplete:\n  " + "\n  ".join(problems))
+
+
+def on_page_markdown(markdown, page, config, files):
+    locale = site_locale(config)
+    src = page.file.src_uri
+    file_locale = getattr(page.file, "locale", locale)
+    if file_locale != locale:
+        raise PluginError(f"{src}: built for {locale!r} from a {file_locale!r} file (fallback)")
+    out = render_markdown(markdown, locale, src)
+    if "data-calc-widget" in out:  # load the widgets' script and styles on this page only
+        assets = Path(config.docs_dir) / "assets" / "calc"
+        page.meta["calc_js"] = (assets / "page.js").is_file()
+        page.meta["calc_css"] = (assets / "calc.css").is_file()
+    return out
+
+
+_HTML_TAG = re.compile(r"<html\b([^>]*)>")
+_ALTERNATE = re.compile(r'<link rel="alternate" href="([^"]*)" hreflang="([^"]*)">')
+
+
+def on_post_page(output, page, config):
+    """`<html dir>`; absolute hreflang alternates; the page directory's own sitemap."""
+    from calc import i18n
+
+    direction = i18n.locale_dir(site_locale(config))
+
+    def add_dir(m: re.Match) -> str:
+        attrs = re.sub(r'\sdir="[^"]*"', "", m.group(1))
+        return f'<html{attrs} dir="{direction}">'
+
+    output = _HTML_TAG.sub(add_dir, output, count=1)
+    page_url = page.canonical_url
+    if not page_url:
+        raise PluginError("build_tables: site_url must be set (hreflang alternates are absolute)")
+    alternates: list[tuple[str, str]] = []
+
+    def absolute(m: re.Match) -> str:
+        href = urljoin(page_url, html.unescape(m.group(1)))
+        alternates.append((m.group(2), href))
+        return f'<link rel="alternate" href="{_esc(href)}" hreflang="{m.group(2)}">'
+
+    output = _ALTERNATE.sub(absolute, output)
+    write_page_sitemap(Path(config.site_dir), config.site_url, page_url, alternates)
+    return output
+
+
+def write_page_sitemap(site_dir: Path, site_url: str, page_url: str,
+                       alternates: list[tuple[str, str]]) -> None:
+    """Material's language switcher fetches `sitemap.xml` beside every hreflang alternate, i.e.
+    in each page's directory; give every page directory a valid sitemap of that page (with its
+    alternates) so that no request 404s. The site root keeps static-i18n's full sitemap."""
+    base = site_url if site_url.endswith("/") else site_url + "/"
+    if not page_url.startswith(base) or page_url == base:
+        return
+    rel = page_url[len(base):]
+    directory = site_dir / rel
+    directory.mkdir(parents=True, exist_ok=True)
+    links = "".join(
+        f'\n    <xhtml:link rel="alternate" hreflang="{_esc(lang)}" href="{_esc(href)}"/>'
+        for lang, href in alternates)
+    (directory / "sitemap.xml").write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+        ' xmlns:xhtml="http://www.w3.org/1999/xhtml">\n'
+        f"  <url>\n    <loc>{_esc(page_url)}</loc>{links}\n  </url>\n</urlset>\n",
+        encoding="utf-8")
+
+
+def on_pre_template(template, template_name, config):
+    """404.html is rendered after the pages, with the language menu static-i18n left pointing at
+    the last page; point it at each language's home page instead."""
+    if template_name == "404.html":
+        i18n_plugin = config.plugins.get("i18n")
+        roots = getattr(i18n_plugin, "extra_alternate", None)
+        if roots:
+            # static-i18n sets it as an attribute of config.extra (which Jinja reads first)
+            config.extra.alternate = copy.deepcopy(roots)
+            config.extra["alternate"] = copy.deepcopy(roots)
+    return template
+
+
+#: The default language's 404 page: every later language build rewrites site/404.html.
+_root_404: str | None = None
+
+
+def on_post_template(output_content, template_name, config):
+    """404.html per locale: `<html dir>`, absolute alternates; `/404.html` stays the default
+    language's, each other locale gets `/<locale>/404.html` (serve.py uses them)."""
+    global _root_404
+    if template_name != "404.html":
+        return output_content
+    from calc import i18n
+
+    locale = site_locale(config)
+    direction = i18n.locale_dir(locale)
+    out = _HTML_TAG.sub(lambda m: f'<html{m.group(1)} dir="{direction}">', output_content, count=1)
+    base = config.site_url or "/"
+    out = _ALTERNATE.sub(
+        lambda m: (f'<link rel="alternate" href="{_esc(urljoin(base, html.unescape(m.group(1))))}"'
+                   f' hreflang="{m.group(2)}">'), out)
+    if locale == DEFAULT_LOCALE:
+        _root_404 = out
+        return out
+    target = Path(config.site_dir) / locale / "404.html"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(out, encoding="utf-8")
+    return _root_404 if _root_404 is not None else out
+
+
+def on_post_build(config):
+    """Once per full build (the default language is built first, then static-i18n builds the
+    others into the same directory without cleaning it): ship Pyodide and the calc wheel."""
+    site_dir = Path(config.site_dir)
+    patch_lunr_persian(site_dir)  # every language build copies the theme's assets again
+    if site_locale(config) != DEFAULT_LOCALE:
+        return
+    copy_pyodide(ROOT / "node_modules" / "pyodide", site_dir / "assets" / "pyodide")
+    build_wheel(ROOT, site_dir / "assets" / "calc")
+
+
+# --- search: Persian words -------------------------------------------------------------------
+
+#: lunr has no Persian; `ar` in the search languages brings the Arabic letters, but not the
+#: Persian-only ones (پ چ ژ ک گ ی, ۀ), Persian digits or the zero-width non-joiner, so the
+#: combined trimmer of lunr.multiLanguage cut them off every word's ends while the query is not
+#: trimmed: "کارت" was indexed as "ارت" and never found. lunr.multiLanguage reads each language's
+#: `wordCharacters` when it is called, so extending Arabic's right after lunr.multi is loaded
+#: (it is loaded last) makes the combined trimmer keep them.
+LUNR_PERSIAN_MARK = "/* site: Persian word characters */"
+LUNR_PERSIAN_PATCH = (
+    "\n" + LUNR_PERSIAN_MARK + "\n"
+    "(function (l) {\n"
+    "  if (l && l.ar && l.ar.wordCharacters.indexOf(\"\\u06cc\") < 0) {\n"
+    "    l.ar.wordCharacters += \"\\u067e\\u0686\\u0698\\u06a9\\u06af\\u06c0\\u06cc\\u06f0-\\u06f9\\u200c\";\n"
+    "  }\n"
+    "})(typeof lunr !== \"undefined\" ? lunr : self.lunr);\n"
+)
+
+
+def patch_lunr_persian(site_dir: Path) -> None:
+    path = site_dir / "assets" / "javascripts" / "lunr" / "min" / "lunr.multi.min.js"
+    if not path.is_file():
+        raise PluginError(f"build_tables: {path} not found (is the search plugin on?)")
+    text = path.read_text(encoding="utf-8")
+    if LUNR_PERSIAN_MARK not in text:
+        path.write_text(text + LUNR_PERSIAN_PATCH, encoding="utf-8")
+
+
+# --- Pyodide and the wheel ------------------------------------------------------------------
+
+
+def copy_pyodide(src: Path, dest: Path) -> list[str]:
+    missing = [name for name in PYODIDE_FILES if not (src / name).is_file()]
+    if missing:
+        raise PluginError(
+            f"build_tables: Pyodide's runtime is missing from {src} ({', '.join(missing)}). "
+            "Run `make site` (or `npm ci`) first: the calculators need it.")
+    dest.mkdir(parents=True, exist_ok=True)
+    names = list(PYODIDE_FILES) + sorted(p.name for p in src.glob("*.map"))
+    for name in names:
+        s, d = src / name, dest / name
+        if d.is_file() and d.stat().st_size == s.stat().st_size and d.stat().st_mtime >= s.stat().st_mtime:
+            continue
+        shutil.copy2(s, d)
+    return names
+
+
+def _sources_digest(root: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted([root / "pyproject.toml", *(root / "calc").rglob("*")]):
+        if p.is_file() and "__pycache__" not in p.parts:
+            h.update(str(p.relative_to(root)).encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def build_wheel(root: Path, dest: Path) -> Path:
+    """A real `py3-none-any` wheel of calc from pyproject.toml (setuptools, no network), built
+    in a scratch copy of the sources so no build/ or egg-info/ lands in the checkout. The
+    timestamps are fixed (SOURCE_DATE_EPOCH), so the same sources give the same bytes."""
+    dest.mkdir(parents=True, exist_ok=True)
+    digest = _sources_digest(root)
+    manifest_path = dest / "manifest.json"
+    if manifest_path.is_file():
+        try:
+            old = json.loads(manifest_path.read_text(encoding="utf-8"))
+            if old.get("sources") == digest and (dest / old["wheel"]).is_file():
+                return dest / old["wheel"]
+        except (ValueError, KeyError, TypeError):
+            pass
+    with tempfile.TemporaryDirectory(prefix="calc-wheel-") as tmp:
+        work = Path(tmp) / "src"
+        work.mkdir()
+        shutil.copy2(root / "pyproject.toml", work / "pyproject.toml")
+        shutil.copytree(root / "calc", work / "calc",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        out = Path(tmp) / "dist"
+        env = dict(os.environ, SOURCE_DATE_EPOCH="315532800", PIP_NO_INPUT="1")
+        cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+               "--no-index", "--quiet", "--wheel-dir", str(out), str(work)]
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise PluginError("build_tables: building the calc wheel failed "
+                              f"({' '.join(cmd)}):\n{proc.stdout}\n{proc.stderr}")
+        wheels = sorted(out.glob("*.whl"))
+        if len(wheels) != 1:
+            raise PluginError(f"build_tables: expected one wheel, found {wheels}")
+        for old_wheel in dest.glob("*.whl"):
+            old_wheel.unlink()
+        wheel = dest / wheels[0].name
+        shutil.copy2(wheels[0], wheel)
+    data = wheel.read_bytes()
+    manifest = {
+        "wheel": wheel.name,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "size": len(data),
+        "sources": digest,
+    }
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return wheel
