@@ -1,0 +1,87 @@
+# GPU memory guide: build, serve and test. On a fresh Debian 12 machine, as root, with only the
+# package registries reachable:
+#
+#   make serve   install what is missing, build the site, serve it on http://127.0.0.1:8000
+#   make test    install what is missing (Chromium too), run every test: pytest tests
+#   make site    static build into site/ (any static host; .wasm must be application/wasm)
+#
+# Re-runs are cheap: the venv and node_modules carry their own stamp files and are only
+# reinstalled when requirements.txt / package-lock.json change; the site is rebuilt only when
+# its sources change.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := site
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+
+export NO_MKDOCS_2_WARNING := 1
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+export DEBIAN_FRONTEND := noninteractive
+
+VENV_STAMP := $(VENV)/.installed
+NPM_STAMP  := node_modules/.package-lock.json
+SITE_STAMP := site/sitemap.xml
+SITE_SOURCES := mkdocs.yml build_tables.py pyproject.toml \
+	$(shell find docs overrides calc -type f -not -path '*/__pycache__/*' 2>/dev/null)
+
+.PHONY: site serve test deps system chromium clean distclean
+
+# --- system packages (only when missing) ------------------------------------------------------
+
+system:
+	@missing=""; \
+	$(PYTHON) -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$$missing python3 python3-venv"; \
+	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing system packages:$$missing"; \
+	  apt-get update && apt-get install -y --no-install-recommends $$missing; \
+	fi
+
+chromium:
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  echo "Installing Chromium for the browser tests"; \
+	  apt-get update && apt-get install -y chromium; \
+	fi
+
+# --- Python and Node dependencies -------------------------------------------------------------
+
+$(VENV_STAMP): requirements.txt | system
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+# npm ci writes node_modules/.package-lock.json itself; touch it so make sees it as new.
+$(NPM_STAMP): package.json package-lock.json | system
+	npm ci --no-audit --no-fund
+	touch $@
+
+deps: $(VENV_STAMP) $(NPM_STAMP)
+
+# --- the site ---------------------------------------------------------------------------------
+
+$(SITE_STAMP): $(SITE_SOURCES) $(VENV_STAMP) $(NPM_STAMP)
+	$(VENV)/bin/mkdocs build --strict --site-dir site
+
+site: $(SITE_STAMP)
+
+serve: site
+	$(PY) serve.py --dir site --host $(HOST) --port $(PORT)
+
+# --- tests ------------------------------------------------------------------------------------
+
+test: deps chromium
+	$(PY) -m pytest tests
+
+# --- cleaning ---------------------------------------------------------------------------------
+
+clean:
+	rm -rf site .pytest_cache
+
+distclean: clean
+	rm -rf $(VENV) node_modules .stamps .cache
