@@ -41,33 +41,50 @@ def _read_config(value: str) -> str:
 
 
 def breakdown(est, locale: str = "en") -> str:
-    """A readable breakdown in the reader's language."""
+    """A readable breakdown in the reader's language: the inputs, each component, the total,
+    and for every catalog GPU whether one card holds the run or how many do with ZeRO-3."""
+    from .catalog import model
+    from .errors import CalcError as _E
     from .fmt import fmt
     from .i18n import t
 
     i = est.inputs
     unit = i.unit.value
-    width = max(len(t(f"component.{n}", locale)) for n, _ in est.components) + 2
-    lines = [
-        f"{i.model} · {t(f'method.{i.method.value}', locale)} · "
-        f"{t('field.seq', locale)} {fmt(i.seq, 'number', locale)} · "
-        f"{t('field.batch', locale)} {fmt(i.batch, 'number', locale)} · "
-        f"{t('field.ckpt', locale)}: {t(f'bool.{str(i.ckpt).lower()}', locale)} · "
-        f"{t(f'optimizer.{i.optimizer.value}', locale)}",
-    ]
+    try:
+        name = model(i.model).name
+    except _E:
+        name = t("ui.custom_model", locale)
+    settings = [t(f"method.{i.method.value}", locale)]
     if i.method.value != "full":
-        lines.append(f"{t('field.rank', locale)} {fmt(i.rank, 'number', locale)} · "
-                     f"{t(f'targets.{i.targets.value}', locale)}")
-    lines.append("")
-    for name, value in est.components:
-        lines.append(f"  {t(f'component.{name}', locale):<{width}}{fmt(value, unit, locale):>14}")
-    lines.append(f"  {t('component.total', locale):<{width}}{fmt(est.total, unit, locale):>14}")
+        settings.append(f"{t('field.rank', locale)} {fmt(i.rank, 'number', locale)}, "
+                        f"{t(f'targets.{i.targets.value}', locale)}")
+    settings += [f"{t('field.seq', locale)} {fmt(i.seq, 'number', locale)}",
+                 f"{t('field.batch', locale)} {fmt(i.batch, 'number', locale)}",
+                 f"{t('field.ckpt', locale)}: {t(f'bool.{str(i.ckpt).lower()}', locale)}",
+                 t(f"optimizer.{i.optimizer.value}", locale)]
+    rows = [(t(f"component.{n}", locale), fmt(v, unit, locale, 2)) for n, v in est.components]
+    rows.append((t("component.total", locale), fmt(est.total, unit, locale, 2)))
+    width = max(len(a) for a, _ in rows) + 2
+    lines = [f"{name} ({fmt(i.arch.params, 'params', locale)})", " · ".join(settings), ""]
+    lines += [f"  {a:<{width}}{b:>14}" for a, b in rows[:-1]]
+    lines += ["  " + "-" * (width + 14), f"  {rows[-1][0]:<{width}}{rows[-1][1]:>14}", ""]
     share = est.trainable_params / i.arch.params
-    lines.append("")
-    lines.append(f"{t('component.trainable_params', locale)}: {fmt(est.trainable_params, 'params', locale)}"
-                 f" ({fmt(share, 'percent', locale, 2)})")
-    fits = [f.gpu.name for f in gpu_fit(est) if f.fits]
-    lines.append(f"{t('ui.which_gpus', locale)}: " + (", ".join(fits) if fits else t("ui.none_fit", locale)))
+    lines.append(f"{t('component.trainable_params', locale)}: "
+                 f"{fmt(est.trainable_params, 'params', locale)} ({fmt(share, 'percent', locale, 2)})")
+    from .engine import DISCRETE_USABLE, UNIFIED_USABLE
+
+    lines += ["", f"{t('ui.which_gpus', locale)} ({fmt(float(DISCRETE_USABLE), 'percent', locale)}"
+                  f" / {fmt(float(UNIFIED_USABLE), 'percent', locale)}):"]
+    fits = gpu_fit(est)
+    gw = max(len(f.gpu.name) for f in fits) + 2
+    for f in fits:
+        if f.fits:
+            verdict = t("ui.fits", locale)
+        elif f.cards:
+            verdict = t("ui.cards_needed", locale, n=f.cards)
+        else:
+            verdict = t("ui.does_not_fit", locale)
+        lines.append(f"  {f.gpu.name:<{gw}}{fmt(f.usable, unit, locale):>12}  {verdict}")
     return "\n".join(lines)
 
 
@@ -86,7 +103,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         out["fits"] = [{"gpu": f.gpu.id, "fits": f.fits, "cards": f.cards} for f in gpu_fit(est)]
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
-        print(breakdown(est, args.locale))
+        try:
+            print(breakdown(est, args.locale))
+        except BrokenPipeError:  # e.g. piped into `head`
+            pass
     return 0
 
 
