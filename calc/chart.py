@@ -1,0 +1,126 @@
+"""A stacked horizontal bar chart of an estimate's components, as an SVG string.
+
+The same code draws the chart at build time (CPython, in the static page) and on every edit in
+the browser (Pyodide, in the worker), so the first paint and the live chart are identical.
+
+- Accessible: `role="img"` with `aria-labelledby` pointing at the SVG's own `<title>` and
+  `<desc>`; the description lists every part with its formatted size, so a screen reader gets
+  the figures the bar shows. Each segment also has a `<title>` (a tooltip for pointer users).
+- Colours are not in the SVG: each segment carries the classes `calc-seg` and `calc-c<i>` (its
+  position) plus `calc-seg--<name>`, and the page's CSS (`docs/assets/calc/calc.css`) fills
+  them from custom properties with a light and a dark palette. `swatch(i)` gives the matching
+  legend square for a table row.
+- Right to left: in an RTL locale the bar starts at the right edge (the first component is
+  drawn rightmost), computed here rather than left to a CSS transform.
+- Every text is escaped with `html.escape`.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from fractions import Fraction
+from html import escape
+from typing import Iterable, Sequence
+
+from .fmt import fmt
+from .i18n import locale_dir, normalize_locale, t
+
+__all__ = ["stacked_bar", "swatch", "WIDTH", "HEIGHT", "MIN_SEGMENT"]
+
+#: viewBox units. The SVG stretches to its container's width (preserveAspectRatio="none"): it
+#: holds no text, so nothing is distorted.
+WIDTH = 1000
+HEIGHT = 40
+#: A non-zero part is never drawn narrower than this (viewBox units), so a small overhead stays
+#: visible; the others shrink in proportion to make room.
+MIN_SEGMENT = 4
+
+_LIST_SEP = {"fa": "؛ "}
+
+
+def _label(name: str, locale: str) -> str:
+    key = f"component.{name}"
+    text = t(key, locale)
+    return name.replace("_", " ") if text == key else text
+
+
+def _share(value: int, total: int) -> Decimal:
+    """value / total as a Decimal (what `fmt(..., "percent", ...)` takes)."""
+    return Decimal(value) / Decimal(total) if total else Decimal(0)
+
+
+def _widths(values: Sequence[int]) -> list[Fraction]:
+    """Segment widths in viewBox units: proportional, with MIN_SEGMENT for small parts."""
+    total = sum(values)
+    if total <= 0:
+        return [Fraction(0)] * len(values)
+    raw = [Fraction(v * WIDTH, total) for v in values]
+    small = [i for i, w in enumerate(raw) if 0 < w < MIN_SEGMENT]
+    if not small:
+        return raw
+    rest = WIDTH - MIN_SEGMENT * len(small)
+    big_total = sum(w for i, w in enumerate(raw) if i not in small)
+    out = []
+    for i, w in enumerate(raw):
+        if i in small:
+            out.append(Fraction(MIN_SEGMENT))
+        elif big_total:
+            out.append(w * rest / big_total)
+        else:
+            out.append(Fraction(0))
+    return out
+
+
+def _num(x: Fraction) -> str:
+    """A viewBox coordinate with at most 2 decimals, no trailing zeros (locale-independent)."""
+    s = f"{float(x):.2f}".rstrip("0").rstrip(".")
+    return s or "0"
+
+
+def stacked_bar(parts: Iterable[tuple[str, int]], unit: str, locale: str, *,
+                id_prefix: str = "calc-chart", title: str | None = None) -> str:
+    """SVG of a stacked horizontal bar: one segment per (component name, bytes), in order.
+
+    `unit` is the display unit of the sizes in the text alternative ("GiB", "GB", "MiB");
+    `id_prefix` makes the ids of the title and description unique on the page.
+    """
+    loc = normalize_locale(locale)
+    items = [(str(name), int(value)) for name, value in parts]
+    total = sum(v for _, v in items)
+    rtl = locale_dir(loc) == "rtl"
+    pid = escape(id_prefix, quote=True)
+    if title is None:
+        title = f'{t("ui.breakdown", loc)} — {t("component.total", loc)}: {fmt(total, unit, loc)}'
+    described = []
+    for name, value in items:
+        share = fmt(_share(value, total), "percent", loc)
+        described.append(f"{_label(name, loc)}: {fmt(value, unit, loc)} ({share})")
+    desc = t("ui.chart_alt", loc, parts=_LIST_SEP.get(loc, "; ").join(described))
+
+    out = [
+        f'<svg class="calc-chart" role="img" aria-labelledby="{pid}-title {pid}-desc" '
+        f'viewBox="0 0 {WIDTH} {HEIGHT}" preserveAspectRatio="none" width="100%" '
+        f'height="{HEIGHT}" focusable="false" xmlns="http://www.w3.org/2000/svg">',
+        f'<title id="{pid}-title">{escape(title)}</title>',
+        f'<desc id="{pid}-desc">{escape(desc)}</desc>',
+    ]
+    x = Fraction(0)
+    for i, ((name, value), w, text) in enumerate(zip(items, _widths([v for _, v in items]),
+                                                     described)):
+        if value <= 0 or w <= 0:
+            continue
+        left = WIDTH - x - w if rtl else x
+        cls = f"calc-seg calc-c{i} calc-seg--{escape(name, quote=True)}"
+        out.append(
+            f'<rect class="{cls}" x="{_num(left)}" y="0" width="{_num(w)}" height="{HEIGHT}" '
+            f'data-part="{escape(name, quote=True)}" data-bytes="{value}">'
+            f"<title>{escape(text)}</title></rect>"
+        )
+        x += w
+    out.append("</svg>")
+    return "".join(out)
+
+
+def swatch(index: int) -> str:
+    """The legend square of the `index`-th segment (decorative: the row's text names it)."""
+    return f'<span class="calc-swatch calc-c{int(index)}" aria-hidden="true"></span>'
