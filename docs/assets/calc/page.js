@@ -1,0 +1,342 @@
+// The calculators' page script (an ES module, loaded on pages with a widget).
+//
+// Form <-> worker <-> DOM. Python (calc.render in Pyodide, in ./worker.js) computes and renders
+// everything; this script only moves the form's state to the worker and puts back what it
+// returns. It types no text of its own: every message comes from the widget root's data-msg-*
+// attributes, rendered by Python from the message catalogs. Values from the URL or the form go
+// into form controls as values (never as HTML); the results HTML is Python's, escaped there.
+//
+// Widget root: [data-calc-widget=NAME][data-state=loading|ready|error], holding
+//   form[data-calc-form]                 fields named as the engine's interface
+//   [data-calc-error-for=FIELD]          each field's error slot, id WIDGETID-FIELD-error
+//   [data-calc-status]                   role=status line
+//   [data-calc-copy]                     copy-link button
+//   [data-calc-results]                  results region (swapped on each result)
+
+const TIMEOUT_MS = 20000;
+const TRUE_WORDS = new Set(["true", "1", "yes", "on"]);
+
+function start(roots) {
+  const widgets = roots.map((root, index) => new Widget(root, index === 0));
+  const byId = new Map();
+  let nextId = 1;
+  let ready = false;
+  let failed = false;
+  let worker;
+
+  const fail = (kind) => {
+    if (failed) return;
+    failed = true;
+    ready = false;
+    clearTimeout(timer);
+    if (worker) worker.terminate();
+    for (const w of widgets) w.fail(kind);
+  };
+
+  const send = (w, query, init) => {
+    const id = nextId++;
+    byId.set(id, { w, init });
+    w.inFlight = true;
+    worker.postMessage({ id, name: w.name, query, locale: w.locale });
+  };
+
+  for (const w of widgets) {
+    w.request = (init = false) => {
+      if (!ready) return;
+      if (w.inFlight) {
+        w.dirty = true;
+        return;
+      }
+      w.dirty = false;
+      const query = init ? { ...w.formQuery(), ...w.urlQuery } : w.formQuery();
+      const key = JSON.stringify(query);
+      if (!init && key === w.lastSent) return; // e.g. `change` after `input`: nothing new
+      w.lastSent = key;
+      send(w, query, init);
+    };
+  }
+
+  const timer = setTimeout(() => fail("timeout"), TIMEOUT_MS);
+  try {
+    worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+  } catch {
+    fail("error");
+    return;
+  }
+  worker.addEventListener("error", (event) => {
+    event.preventDefault();
+    fail("error");
+  });
+  worker.addEventListener("messageerror", () => fail("error"));
+  worker.addEventListener("message", (event) => {
+    const msg = event.data || {};
+    if (failed) return;
+    if (msg.type === "status") {
+      for (const w of widgets) w.root.dataset.stage = msg.stage;
+      if (msg.stage === "ready") {
+        ready = true;
+        clearTimeout(timer);
+        for (const w of widgets) {
+          w.setState("ready");
+          w.request(true);
+        }
+      }
+    } else if (msg.type === "error") {
+      fail("error");
+    } else if (msg.type === "result" || msg.type === "failure") {
+      const entry = byId.get(msg.id);
+      if (!entry) return;
+      byId.delete(msg.id);
+      const { w, init } = entry;
+      w.inFlight = false;
+      if (w.dirty) {
+        w.request(); // a newer state is waiting: skip this one, send that
+        return;
+      }
+      if (msg.type === "result") w.apply(msg.result, init);
+      else w.failure();
+    }
+  });
+}
+
+class Widget {
+  constructor(root, ownsUrl) {
+    this.root = root;
+    this.name = root.dataset.calcWidget;
+    this.locale = root.dataset.locale || document.documentElement.lang || "en";
+    this.form = root.querySelector("[data-calc-form]");
+    this.status = root.querySelector("[data-calc-status]");
+    this.results = root.querySelector("[data-calc-results]");
+    this.copyButton = root.querySelector("[data-calc-copy]");
+    this.ownsUrl = ownsUrl;
+    this.inFlight = false;
+    this.dirty = false;
+    this.firstResult = true;
+    this.touched = false;
+    this.canonical = null;
+    this.lastSent = null;
+    this.request = () => {};
+    this.names = new Set();
+    for (const el of this.form.elements) if (el.name) this.names.add(el.name);
+    // Remember each control's own aria-describedby (its help text).
+    for (const el of this.controls()) {
+      el.dataset.calcDescribedby = el.getAttribute("aria-describedby") || "";
+    }
+    this.urlQuery = ownsUrl ? this.readUrl() : {};
+    if (Object.keys(this.urlQuery).length) {
+      this.fill(this.urlQuery);
+      this.markStale(true); // the static figures are the defaults, not the link's
+      this.touched = true;
+    }
+    this.updateVisibility();
+
+    this.form.addEventListener("submit", (event) => event.preventDefault());
+    const onEdit = () => {
+      this.touched = true;
+      this.updateVisibility();
+      this.request();
+    };
+    this.form.addEventListener("input", onEdit);
+    this.form.addEventListener("change", onEdit);
+    this.form.addEventListener("reset", () => setTimeout(onEdit, 0));
+    if (this.copyButton) this.copyButton.addEventListener("click", () => this.copyLink());
+  }
+
+  msg(key) {
+    return this.root.getAttribute(`data-msg-${key}`) || "";
+  }
+
+  setState(state) {
+    this.root.dataset.state = state;
+  }
+
+  say(text) {
+    if (this.status) this.status.textContent = text;
+  }
+
+  controls() {
+    // one element per field: the control with id WIDGETID-FIELD (a radio group's fieldset)
+    const out = [];
+    for (const name of this.names) {
+      const el = this.control(name);
+      if (el) out.push(el);
+    }
+    return out;
+  }
+
+  control(name) {
+    return document.getElementById(`${this.root.id}-${name}`);
+  }
+
+  readUrl() {
+    const params = new URLSearchParams(window.location.search);
+    const query = {};
+    for (const key of new Set(params.keys())) {
+      if (!this.names.has(key)) continue;
+      const values = params.getAll(key);
+      query[key] = values[values.length - 1]; // the last one wins, as in calc.fields.first
+    }
+    return query;
+  }
+
+  formQuery() {
+    const query = {};
+    for (const el of this.form.elements) {
+      if (!el.name || el.disabled) continue;
+      if (el.type === "radio") {
+        if (el.checked) query[el.name] = el.value;
+      } else if (el.type === "checkbox") {
+        query[el.name] = el.checked ? "true" : "false";
+      } else if (el.type !== "button" && el.type !== "submit" && el.type !== "reset") {
+        query[el.name] = el.value;
+      }
+    }
+    return query;
+  }
+
+  fill(values) {
+    for (const [name, value] of Object.entries(values)) {
+      const item = this.form.elements.namedItem(name);
+      if (!item || value == null) continue;
+      const text = String(value);
+      if (typeof RadioNodeList !== "undefined" && item instanceof RadioNodeList) {
+        const radios = Array.from(item).filter((el) => el.type === "radio");
+        if (radios.some((r) => r.value === text)) for (const r of radios) r.checked = r.value === text;
+      } else if (item.type === "checkbox") {
+        item.checked = TRUE_WORDS.has(text.trim().toLowerCase());
+      } else if (item.tagName === "SELECT") {
+        if (Array.from(item.options).some((o) => o.value === text)) item.value = text;
+      } else if ("value" in item) {
+        item.value = text;
+      }
+    }
+  }
+
+  updateVisibility() {
+    const query = this.formQuery();
+    for (const el of this.root.querySelectorAll("[data-show-when]")) {
+      const [name, value] = el.dataset.showWhen.split("=");
+      el.hidden = query[name] !== value;
+    }
+  }
+
+  markStale(stale) {
+    if (stale) this.results.dataset.stale = "true";
+    else delete this.results.dataset.stale;
+  }
+
+  showErrors(errors) {
+    for (const slot of this.form.querySelectorAll("[data-calc-error-for]")) {
+      const name = slot.dataset.calcErrorFor;
+      const control = this.control(name);
+      const message = Object.prototype.hasOwnProperty.call(errors, name) ? errors[name] : null;
+      if (message) {
+        slot.textContent = message;
+        slot.hidden = false;
+        if (control) {
+          control.setAttribute("aria-invalid", "true");
+          const own = control.dataset.calcDescribedby || "";
+          control.setAttribute("aria-describedby", `${slot.id} ${own}`.trim());
+          const details = control.closest("details");
+          if (details) details.open = true;
+        }
+      } else {
+        slot.textContent = "";
+        slot.hidden = true;
+        if (control) {
+          control.removeAttribute("aria-invalid");
+          const own = control.dataset.calcDescribedby || "";
+          if (own) control.setAttribute("aria-describedby", own);
+          else control.removeAttribute("aria-describedby");
+        }
+      }
+    }
+  }
+
+  apply(result, init) {
+    const errors = result.errors || {};
+    this.showErrors(errors);
+    let status = result.status || "";
+    if (this.firstResult) {
+      status = `${this.msg("ready")} ${status}`.trim();
+      this.firstResult = false;
+    }
+    if (!result.ok) {
+      this.markStale(true);
+      this.say(status);
+      return;
+    }
+    if (init && result.form) {
+      this.fill(result.form);
+      this.updateVisibility();
+      for (const el of this.form.querySelectorAll("details")) {
+        if (el.querySelector("[aria-invalid]")) el.open = true;
+      }
+    }
+    this.results.innerHTML = result.html; // Python's HTML: every value escaped by calc.render
+    this.markStale(false);
+    for (const [name, text] of Object.entries(result.placeholders || {})) {
+      const el = this.form.elements.namedItem(name);
+      if (el && "placeholder" in el) el.placeholder = text;
+    }
+    this.canonical = result.query || null;
+    if (this.ownsUrl && this.touched && this.canonical) {
+      history.replaceState(history.state, "", this.link());
+    }
+    this.say(status);
+  }
+
+  failure() {
+    this.markStale(true);
+    this.say(this.msg("failure"));
+  }
+
+  fail(kind) {
+    this.setState("error");
+    this.say(this.msg(kind === "timeout" ? "timeout" : "error"));
+  }
+
+  link() {
+    const url = new URL(window.location.href);
+    if (this.canonical) url.search = new URLSearchParams(this.canonical).toString();
+    return url.href;
+  }
+
+  async copyLink() {
+    const text = this.link();
+    let ok = false;
+    try {
+      if (navigator.clipboard && window.isSecureContext) {
+        await navigator.clipboard.writeText(text);
+        ok = true;
+      }
+    } catch {
+      ok = false;
+    }
+    if (!ok) ok = legacyCopy(text);
+    this.say(this.msg(ok ? "copied" : "copy-failed"));
+  }
+}
+
+function legacyCopy(text) {
+  const area = document.createElement("textarea");
+  area.value = text;
+  area.setAttribute("readonly", "");
+  area.style.position = "fixed";
+  area.style.opacity = "0";
+  document.body.appendChild(area);
+  const focused = document.activeElement;
+  area.select();
+  let ok = false;
+  try {
+    ok = document.execCommand("copy");
+  } catch {
+    ok = false;
+  }
+  area.remove();
+  if (focused && focused.focus) focused.focus();
+  return ok;
+}
+
+const roots = Array.from(document.querySelectorAll("[data-calc-widget]"));
+if (roots.length) start(roots);
