@@ -492,7 +492,7 @@ def _jinja_env():
     )
 
 
-def render_markdown(markdown: str, locale: str, src: str = "<string>") -> str:
+def render_markdown(markdown: str, locale: str, src: str = "<string>", offset: int = 0) -> str:
     """Render one page's Markdown as a Jinja2 template for `locale` (also used by tests)."""
     import jinja2
 
@@ -503,12 +503,12 @@ def render_markdown(markdown: str, locale: str, src: str = "<string>") -> str:
         template = _jinja_env().from_string(markdown)
         return template.render(Macros(locale).context())
     except jinja2.TemplateSyntaxError as exc:
-        raise PluginError(f"{src}:{exc.lineno}: template syntax error: {exc.message}") from exc
+        raise PluginError(f"{src}:{exc.lineno + offset}: template syntax error: {exc.message}") from exc
     except CalcError as exc:
         raise PluginError(f"{src} ({locale}): calc rejected a macro's input: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - any macro failure must fail the build, with context
         line = _template_line(exc)
-        where = f"{src}:{line}" if line else src
+        where = f"{src}:{line + offset}" if line else src
         raise PluginError(f"{where} ({locale}): {type(exc).__name__}: {exc}") from exc
 
 
@@ -572,12 +572,181 @@ def on_page_markdown(markdown, page, config, files):
     file_locale = getattr(page.file, "locale", locale)
     if file_locale != locale:
         raise PluginError(f"{src}: built for {locale!r} from a {file_locale!r} file (fallback)")
-    out = render_markdown(markdown, locale, src)
+    offset = _front_matter_lines(page.file.abs_src_path)
+    problems = [f"{src}:{line + offset}: {text}" for line, text in digit_problems(markdown)]
+    for key, value in page.meta.items():
+        if isinstance(value, str):
+            problems += [f"{src}: front matter {key}: {text}" for _, text in digit_problems(value)]
+    if problems:
+        raise PluginError(
+            "build_tables: digits typed into prose (write figures with the macros, see the "
+            "docstring of build_tables.py):\n  " + "\n  ".join(problems))
+    for key, value in list(page.meta.items()):  # title/description may hold macros too
+        if isinstance(value, str) and "{{" in value:
+            page.meta[key] = html.unescape(_TAGS.sub("", render_markdown(value, locale, src)))
+    out = render_markdown(markdown, locale, src, offset)
     if "data-calc-widget" in out:  # load the widgets' script and styles on this page only
         assets = Path(config.docs_dir) / "assets" / "calc"
         page.meta["calc_js"] = (assets / "page.js").is_file()
         page.meta["calc_css"] = (assets / "calc.css").is_file()
     return out
+
+
+def _front_matter_lines(path: str | None) -> int:
+    """How many lines the YAML front matter (stripped before on_page_markdown) takes."""
+    if not path:
+        return 0
+    lines = Path(path).read_text(encoding="utf-8-sig").split("\n")
+    if not lines or lines[0].rstrip() != "---":
+        return 0
+    for i, line in enumerate(lines[1:], start=1):
+        if line.rstrip() in ("---", "..."):
+            n = i + 1
+            while n < len(lines) and not lines[n].strip():  # mkdocs drops the blank lines too
+                n += 1
+            return n
+    return 0
+
+
+# --- the digit check ------------------------------------------------------------------------
+
+_TAGS = re.compile(r"<[^>]*>")
+_DIGITS = re.compile(r"[0-9\u0660-\u0669\u06f0-\u06f9]+")
+_FOREIGN_DIGIT = re.compile(r"[\u0660-\u0669\u06f0-\u06f9]")
+# What is not prose, removed before the check (newlines are kept, so line numbers stay).
+_NOT_PROSE = (
+    re.compile(r"^(?P<f>```|~~~).*?^(?P=f)[^\n]*$", re.M | re.S),  # fenced code
+    re.compile(r"\{\{.*?\}\}", re.S),  # Jinja expressions
+    re.compile(r"\{%.*?%\}", re.S),  # Jinja statements
+    re.compile(r"\{##.*?##\}", re.S),  # Jinja comments
+    re.compile(r"<!--.*?-->", re.S),  # HTML comments
+    re.compile(r"(`+).+?\1", re.S),  # code spans
+    re.compile(r"\{:?\s*[#.:][^}\n]*\}"),  # attribute lists { #id .class }
+    re.compile(r"\]\([^)\n]*\)"),  # link and image destinations
+    re.compile(r"^\s*\[[^\]\n]+\]:\s*\S+.*$", re.M),  # link reference definitions
+    re.compile(r"<[^>\n]*>"),  # HTML tags and autolinks
+    re.compile(r"^\s*\d+[.)](?=\s)", re.M),  # ordered-list markers
+    re.compile(r"^\s*(?:!!!|\?\?\?\+?)[^\n]*$", re.M),  # admonition markers: type only
+)
+
+
+def _blank(m: re.Match) -> str:
+    return " " + "\n" * m.group(0).count("\n")
+
+
+@lru_cache(maxsize=None)
+def _name_pattern() -> re.Pattern:
+    """Catalog names (models, GPUs) and their runs of words that start with a word and hold a
+    digit ("Llama 3.1 8B", "RTX 4090", "A100 80 GB"): digits inside names are not figures."""
+    from calc import catalog
+
+    names = [m.name for m in catalog.models()] + [g.name for g in catalog.gpus()]
+    found: set[str] = set()
+    for name in names:
+        words = name.split()
+        for i in range(len(words)):
+            if not words[i][0].isalpha():
+                continue
+            for j in range(i + 1, len(words) + 1):
+                run = " ".join(words[i:j])
+                if any(ch.isdigit() for ch in run):
+                    found.add(run)
+    alternatives = "|".join(re.escape(n) for n in sorted(found, key=len, reverse=True))
+    return re.compile(rf"(?<![\w.-])(?:{alternatives})(?![\w])")
+
+
+def digit_problems(markdown: str) -> list[tuple[int, str]]:
+    """Digits typed into prose: (line number, the line) for each offending line.
+
+    Allowed: digits inside `{{ ... }}` and other Jinja, code, attribute lists, link targets,
+    HTML tags, ordered-list markers, catalog names and words that contain digits after a Latin
+    letter (BF16, NF4, H100, Qwen2.5, ZeRO-3, S3). Everything else, including Persian digits,
+    must come from a macro, which writes them in the page's own digits."""
+    _ensure_path()
+    text = markdown
+    for pattern in _NOT_PROSE:
+        text = pattern.sub(_blank, text)
+    text = _name_pattern().sub(" ", text)
+    bad: list[tuple[int, str]] = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        for m in _DIGITS.finditer(line):
+            i = m.start()
+            before = line[i - 1] if i else ""
+            if _FOREIGN_DIGIT.search(m.group(0)):
+                pass  # typed Persian/Arabic digits: always a problem
+            elif before.isascii() and before.isalpha():
+                continue  # BF16, H100, Qwen2
+            elif before in ".," and i >= 2 and (line[i - 2].isdigit() or line[i - 2].isalpha()):
+                continue  # the rest of a number already reported, or Qwen2.5
+            elif before == "-" and i >= 2 and line[i - 2].isascii() and line[i - 2].isalpha():
+                continue  # ZeRO-3, Phi-3
+            original = markdown.split("\n")[number - 1].strip()
+            bad.append((number, original))
+            break
+    return bad
+
+
+# --- right to left: Latin runs ----------------------------------------------------------------
+
+#: Elements whose text is left alone: code, scripts, figures (fmt isolates their units itself),
+#: widgets (calc.render handles their direction), and anything already given a direction.
+_BIDI_SKIP_TAGS = frozenset({"code", "pre", "kbd", "samp", "script", "style", "svg", "math",
+                             "textarea", "bdi", "bdo"})
+_VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link",
+                        "meta", "source", "track", "wbr"})
+_TOKEN = re.compile(r"(<!--.*?-->|<[^>]*>)", re.S)
+_TAG_NAME = re.compile(r"</?\s*([A-Za-z][\w-]*)")
+_ENTITY = re.compile(r"(&#?\w+;)")
+#: A run of Latin words, with the digits and joiners inside it: "Llama 3.1 8B", "ZeRO-3/FSDP",
+#: "gradient checkpointing", "config.json".
+_LATIN_RUN = re.compile(
+    r"[A-Za-z][A-Za-z0-9]*(?:(?:[ .\-/+_:'\u2019]|\u00a0)+[A-Za-z0-9][A-Za-z0-9]*)*")
+
+
+def isolate_latin(html_text: str) -> str:
+    """Wrap each run of Latin text of a right-to-left page in `<span dir="ltr">`, so that the
+    Unicode bidi algorithm never reorders it with its Persian neighbours (e.g. "ZeRO-3/FSDP",
+    "Llama 3.1 8B", a Latin term before a comma)."""
+    out: list[str] = []
+    stack: list[tuple[str, bool]] = []  # open elements: (name, skip inside)
+    for token in _TOKEN.split(html_text):
+        if not token:
+            continue
+        if token.startswith("<"):
+            out.append(token)
+            if token.startswith("<!--"):
+                continue
+            m = _TAG_NAME.match(token)
+            if not m:
+                continue
+            name = m.group(1).lower()
+            if token.startswith("</"):
+                for i in range(len(stack) - 1, -1, -1):
+                    if stack[i][0] == name:
+                        del stack[i:]
+                        break
+            elif name not in _VOID_TAGS and not token.endswith("/>"):
+                skip = (name in _BIDI_SKIP_TAGS or " dir=" in token or "calc-fig" in token
+                        or "data-calc-widget" in token or "headerlink" in token)
+                stack.append((name, skip))
+            continue
+        if any(skip for _, skip in stack):
+            out.append(token)
+            continue
+        for part in _ENTITY.split(token):
+            if part.startswith("&") and part.endswith(";"):
+                out.append(part)
+            else:
+                out.append(_LATIN_RUN.sub(lambda r: f'<span dir="ltr">{r.group(0)}</span>', part))
+    return "".join(out)
+
+
+def on_page_content(html_text, page, config, files):
+    from calc import i18n
+
+    if i18n.locale_dir(site_locale(config)) == "rtl":
+        return isolate_latin(html_text)
+    return html_text
 
 
 _HTML_TAG = re.compile(r"<html\b([^>]*)>")
