@@ -84,6 +84,39 @@ ADAPTER_DTYPE_BYTES: dict[str, int] = {"bf16": 2, "fp32": 4}
 
 COMPONENTS = ("base_weights", "gradients", "optimizer", "activations", "overhead")
 
+# --- detailed mode (mode=detailed): documented terms, off in planning mode ---------------------
+
+#: NF4 storage exactly (Dettmers et al. 2023, QLoRA): 4 bits per weight plus one absmax
+#: constant per block of 64 weights. Without double quantisation the constant is FP32
+#: (4/64 byte per weight); with it, an 8-bit constant (1/64) plus one FP32 second-level
+#: constant per 256 blocks (4/(64 x 256)).
+NF4_BLOCK = 64
+NF4_DQ_BLOCK = 256
+NF4_BYTES_EXACT = Fraction(1, 2) + Fraction(4, NF4_BLOCK)
+NF4_BYTES_EXACT_DQ = Fraction(1, 2) + Fraction(1, NF4_BLOCK) + Fraction(4, NF4_BLOCK * NF4_DQ_BLOCK)
+#: PEFT keeps adapter weights in FP32 (`autocast_adapter_dtype=True`), so their gradients are
+#: FP32 and the optimizer needs no separate master copy; `prepare_model_for_kbit_training`
+#: casts every parameter left in 16 bits under QLoRA (embeddings, lm_head, norms) to FP32.
+FP32_BYTES = 4
+#: Optimizer state without a master copy, for FP32 parameters (bytes per parameter).
+#: bitsandbytes' 8-bit state adds one FP32 absmax per block of 256 values per moment.
+STATE_BYTES_FP32: dict[Optimizer, Fraction] = {
+    Optimizer.ADAMW: Fraction(8),
+    Optimizer.ADAMW_NO_MASTER: Fraction(8),
+    Optimizer.ADAMW_BF16: Fraction(8),  # moments follow the (FP32) parameter dtype
+    Optimizer.ADAMW_8BIT: 2 + Fraction(2 * 4, 256),
+    Optimizer.SGD_MOMENTUM: Fraction(4),
+    Optimizer.SGD: Fraction(0),
+    Optimizer.ADAFACTOR: Fraction(0),
+    Optimizer.LION: Fraction(4),
+}
+#: Logits and loss: BF16 logits (2) + the FP32 upcast Hugging Face makes for the loss (4) +
+#: log-softmax kept for the backward pass (4), per token and vocabulary entry.
+LOGITS_BYTES = 2 + 4 + 4
+#: Korthikanti et al.'s attention-score term without flash attention: 5 a s / h per token and
+#: hidden unit (scores, softmax, dropout mask), i.e. 5 a s^2 b bytes per layer.
+ATTN_SCORE_BYTES = 5
+
 
 def _round(x: Fraction | Decimal) -> int:
     """Round half up (away from zero) to a whole number of bytes."""
@@ -106,6 +139,8 @@ class Inputs:
     optimizer: Optimizer = Optimizer.ADAMW
     unit: Unit = Unit.GIB
     mode: Mode = Mode.PLANNING
+    flash: bool = True  # detailed mode: flash attention (no s x s scores kept)
+    dquant: bool = True  # detailed mode: NF4 double quantisation
 
 
 @dataclass(frozen=True)
@@ -194,6 +229,8 @@ def activation_bytes(arch: Architecture, seq: int, batch: int, ckpt: bool) -> in
 
 def estimate(inputs: Inputs) -> Estimate:
     """Peak training memory on one card (no sharding), by component, in bytes."""
+    if inputs.mode is Mode.DETAILED:
+        return estimate_detailed(inputs)
     t = trainable_params(inputs)
     components = (
         ("base_weights", base_weight_bytes(inputs.arch.params, inputs.method)),
@@ -269,3 +306,68 @@ def cost(hours: Number, price: Number) -> Decimal:
     """hours x hourly price, to the cent (prices are examples, without VAT)."""
     value = Decimal(str(hours)) * Decimal(str(price))
     return value.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+
+
+# --- detailed mode ----------------------------------------------------------------------------
+
+
+def unquantized_params(arch: Architecture) -> int:
+    """Parameters bitsandbytes leaves out of 4-bit storage: embeddings, lm_head (unless tied),
+    and the RMSNorm weights (two per layer plus the final one)."""
+    emb = arch.vocab * arch.hidden * (1 if arch.tied else 2)
+    return min(arch.params, emb + (2 * arch.layers + 1) * arch.hidden)
+
+
+def layer_activation_bytes_per_token(arch: Architecture, seq: int, flash: bool) -> int:
+    """Bytes one Llama-style layer keeps for the backward pass, per token, in BF16 training:
+    attention: norm output (2h) + q (2 q_dim) + k and v (2 kv_dim each) + attention output
+    (2 q_dim); MLP: norm output (2h) + gate, SiLU(gate), up and their product (4 x 2 ffn);
+    the two RMSNorms keep their input upcast to FP32 (2 x 4h). Without flash attention,
+    Korthikanti's 5 a s per token for the score matrix."""
+    h, q, kv, f = arch.hidden, arch.q_dim, arch.kv_dim, arch.ffn
+    per = 2 * h + 2 * q + 4 * kv + 2 * q + 2 * h + 8 * f + 8 * h
+    if not flash:
+        per += ATTN_SCORE_BYTES * arch.heads * seq
+    return per
+
+
+def estimate_detailed(inputs: Inputs) -> Estimate:
+    """Planning formula plus the documented terms (see the site's "How it is calculated")."""
+    arch, method = inputs.arch, inputs.method
+    t = trainable_params(inputs)
+    tokens = inputs.seq * inputs.batch
+    if method is Method.QLORA:
+        keep = unquantized_params(arch)
+        nf4 = NF4_BYTES_EXACT_DQ if inputs.dquant else NF4_BYTES_EXACT
+        base = _round(nf4 * (arch.params - keep)) + keep * BF16_BYTES
+        upcast = keep * (FP32_BYTES - BF16_BYTES)  # prepare_model_for_kbit_training
+    else:
+        upcast = 0
+        base = arch.params * BF16_BYTES
+    if method is Method.FULL:
+        grads = t * GRAD_BYTES
+        opt = OPTIMIZER_BYTES[inputs.optimizer]
+        if inputs.optimizer is Optimizer.ADAMW_8BIT:  # 8-bit state with its block constants
+            opt = FP32_BYTES + STATE_BYTES_FP32[Optimizer.ADAMW_8BIT]
+        optimizer = _round(Fraction(opt) * t)
+        copies = 0
+    else:  # FP32 adapters: FP32 gradients, no separate master copy
+        grads = t * FP32_BYTES
+        optimizer = _round(STATE_BYTES_FP32[inputs.optimizer] * t)
+        copies = t * FP32_BYTES + upcast
+    layer = layer_activation_bytes_per_token(arch, inputs.seq, inputs.flash) * tokens
+    if inputs.ckpt:  # every layer's input, plus one layer recomputed during the backward pass
+        acts = arch.layers * ACT_BYTES_CKPT * arch.hidden * tokens + layer
+    else:
+        acts = arch.layers * layer
+    logits = tokens * arch.vocab * LOGITS_BYTES
+    components = (
+        ("base_weights", base),
+        ("fp32_copies", copies),
+        ("gradients", grads),
+        ("optimizer", optimizer),
+        ("activations", acts),
+        ("logits", logits),
+        ("overhead", OVERHEAD_BYTES),
+    )
+    return Estimate(inputs, t, tuple(c for c in components if c[0] != "fp32_copies" or c[1]))

@@ -48,7 +48,7 @@ INT_LIMITS: dict[str, tuple[int, int]] = {
 }
 ARCH_FIELDS = tuple(f.name for f in dc_fields(Architecture))
 FIELDS = ("model", "config", *ARCH_FIELDS, "method", "rank", "targets", "seq", "batch",
-          "ckpt", "optimizer", "unit", "mode")
+          "ckpt", "optimizer", "unit", "mode", "flash", "dquant")
 
 _SUFFIX = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
 _FA_DIGITS = str.maketrans("۰۱۲۳۴۵۶۷۸۹٠١٢٣٤٥٦٧٨٩", "01234567890123456789")
@@ -266,6 +266,8 @@ def parse(query: Query, locale: str = "en", *, strict: bool = False) -> Inputs:
         optimizer=c.read("optimizer", lambda v: read_choice(v, Optimizer), Optimizer.ADAMW),
         unit=c.read("unit", lambda v: read_choice(v, Unit), Unit.GIB),
         mode=c.read("mode", lambda v: read_choice(v, Mode), Mode.PLANNING),
+        flash=c.read("flash", read_bool, True),
+        dquant=c.read("dquant", read_bool, True),
     )
     if kw["unit"] is Unit.MIB:
         c.add("unit", "unknown_choice", value="MiB")
@@ -298,6 +300,8 @@ def to_query(inputs: Inputs) -> dict[str, str]:
         seq=str(inputs.seq), batch=str(inputs.batch), ckpt=str(inputs.ckpt).lower(),
         optimizer=inputs.optimizer.value, unit=inputs.unit.value, mode=inputs.mode.value,
     )
+    if inputs.mode.value == "detailed":  # the detailed options only matter there
+        q.update(flash=str(inputs.flash).lower(), dquant=str(inputs.dquant).lower())
     return q
 
 

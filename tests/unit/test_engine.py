@@ -190,3 +190,43 @@ def test_no_number_of_cards_when_activations_alone_overflow():
     est = estimate(Inputs(arch=LLAMA3_8B, seq=131072, batch=8, ckpt=False))
     [fit] = engine.gpu_fit(est, (_Card(24),))
     assert fit.cards is None and not fit.fits
+
+
+# --- detailed mode (issue 8): extra terms, planning figures untouched ------------------------
+
+def test_nf4_exact_storage_matches_the_specs_0516_with_double_quantisation():
+    # 4 bits + an 8-bit absmax per 64 weights + an FP32 constant per 256 blocks (QLoRA paper)
+    dq = 0.5 + 1 / 64 + 4 / (64 * 256)
+    assert float(engine.NF4_BYTES_EXACT_DQ) == dq and round(dq, 3) == 0.516
+    assert float(engine.NF4_BYTES_EXACT) == 0.5 + 4 / 64
+
+
+def _detailed(**kw):
+    from calc.types import Mode
+    return estimate(Inputs(arch=LLAMA3_8B, mode=Mode.DETAILED, **kw))
+
+
+def test_detailed_adds_terms_and_never_goes_below_planning_activations():
+    for method in Method:
+        for ckpt in (True, False):
+            plan = estimate(Inputs(arch=LLAMA3_8B, method=method, ckpt=ckpt))
+            det = _detailed(method=method, ckpt=ckpt)
+            assert det.get("logits") == 2048 * 128256 * 10
+            assert det.get("activations") >= plan.get("activations")
+            assert det.total > plan.total
+
+
+def test_detailed_lora_keeps_fp32_adapters_without_master_copy():
+    det = _detailed(method=Method.LORA)
+    t = 41_943_040
+    assert det.get("fp32_copies") == 4 * t and det.get("gradients") == 4 * t
+    assert det.get("optimizer") == 8 * t
+
+
+def test_detailed_without_flash_attention_adds_the_score_matrix():
+    on, off = _detailed(flash=True), _detailed(flash=False)
+    # one recomputed layer keeps 5 a s^2 b bytes more (checkpointing on)
+    assert off.get("activations") - on.get("activations") == 5 * 32 * 2048 * 2048
+    off_nockpt = _detailed(flash=False, ckpt=False)
+    on_nockpt = _detailed(flash=True, ckpt=False)
+    assert off_nockpt.get("activations") - on_nockpt.get("activations") == 32 * 5 * 32 * 2048 * 2048
