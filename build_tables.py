@@ -72,10 +72,24 @@ Context: macros and values
     A calculator widget ("calculator", "adapter", "quick", "cost") in its default state,
     rendered by `calc.render.widget(name, locale)`.
 
+Front matter values (`title:`, `description:`) may hold macros too (quote the YAML value);
+they are rendered as plain text.
+
+The digit check
+---------------
+A digit typed into prose fails the build (`digit_problems`), because it would not follow the
+page's number format (Persian digits on `fa` pages) nor change with calc. Allowed: anything
+inside `{{ }}` / `{% %}` / `{## ##}`, code spans and blocks, HTML tags and `<cite>` (titles of
+cited works), attribute lists (`{ #13b-on-24gb }`), link targets, ordered-list markers, catalog
+names of models and GPUs ("Llama 3.1 8B", "RTX 4090"), and words with digits after a Latin
+letter (BF16, NF4, H100, Qwen2.5, ZeRO-3, Phi-3, S3). Prefer `model_name()` / `gpu_name()`.
+
 Other duties of this hook
 -------------------------
 - The build fails when a page lacks a translation (`docs/<page>.<locale>.md` for every
   locale), instead of silently showing English.
+- On right-to-left pages, runs of Latin text are wrapped in `<span dir="ltr">` so the bidi
+  algorithm cannot reorder them ("ZeRO-3/FSDP", "Llama 3.1 8B").
 - `<html>` gets the page's `dir`; hreflang alternates are absolute (see overrides/main.html).
 - After the default-language build (once per `mkdocs build`), Pyodide's runtime files are
   copied from node_modules/pyodide into `assets/pyodide/` and a real wheel of `calc` is built
@@ -188,8 +202,7 @@ def _raw_number(value: object) -> str:
     if isinstance(value, float):
         value = Decimal(repr(value))
     if isinstance(value, Decimal):
-        text = format(value.normalize(), "f")
-        return text
+        return format(value, "f")  # as calc gives it: money keeps its cents ("14.80")
     raise TypeError(f"a number is needed, not {type(value).__name__}")
 
 
@@ -579,8 +592,9 @@ def on_page_markdown(markdown, page, config, files):
             problems += [f"{src}: front matter {key}: {text}" for _, text in digit_problems(value)]
     if problems:
         raise PluginError(
-            "build_tables: digits typed into prose (write figures with the macros, see the "
-            "docstring of build_tables.py):\n  " + "\n  ".join(problems))
+            "build_tables: digits typed into prose. Write figures with the macros (see the "
+            "docstring of build_tables.py), names with model_name()/gpu_name(), titles of "
+            "cited works inside <cite>...</cite>:\n  " + "\n  ".join(problems))
     for key, value in list(page.meta.items()):  # title/description may hold macros too
         if isinstance(value, str) and "{{" in value:
             page.meta[key] = html.unescape(_TAGS.sub("", render_markdown(value, locale, src)))
@@ -620,6 +634,7 @@ _NOT_PROSE = (
     re.compile(r"\{%.*?%\}", re.S),  # Jinja statements
     re.compile(r"\{##.*?##\}", re.S),  # Jinja comments
     re.compile(r"<!--.*?-->", re.S),  # HTML comments
+    re.compile(r"<cite>.*?</cite>", re.S),  # titles of cited works ("8-bit Optimizers ...")
     re.compile(r"(`+).+?\1", re.S),  # code spans
     re.compile(r"\{:?\s*[#.:][^}\n]*\}"),  # attribute lists { #id .class }
     re.compile(r"\]\([^)\n]*\)"),  # link and image destinations
@@ -659,8 +674,8 @@ def digit_problems(markdown: str) -> list[tuple[int, str]]:
     """Digits typed into prose: (line number, the line) for each offending line.
 
     Allowed: digits inside `{{ ... }}` and other Jinja, code, attribute lists, link targets,
-    HTML tags, ordered-list markers, catalog names and words that contain digits after a Latin
-    letter (BF16, NF4, H100, Qwen2.5, ZeRO-3, S3). Everything else, including Persian digits,
+    HTML tags, `<cite>` (titles of cited works), ordered-list markers, catalog names and
+    words that contain digits after a Latin letter (BF16, NF4, H100, Qwen2.5, ZeRO-3, S3). Everything else, including Persian digits,
     must come from a macro, which writes them in the page's own digits."""
     _ensure_path()
     text = markdown

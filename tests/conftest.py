@@ -1,0 +1,77 @@
+"""Fixtures shared by every test directory.
+
+- `repo_root`: the checkout.
+- `spec_dir`: the shared specification (`../shared/spec` beside the checkout; `SPEC_DIR`
+  overrides it).
+- `built_site`: the real `mkdocs build --strict` of the whole site (five locales, Pyodide, the
+  calc wheel), run once per test session into a temporary directory. `SITE_DIR=<dir>` reuses
+  an existing build instead (it must be a complete one).
+- `site_url`: that build served over HTTP by serve.py (correct MIME types for .wasm and .mjs,
+  404 pages per locale) on a free port, for the session.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def find_spec_dir() -> Path | None:
+    candidates = []
+    if os.environ.get("SPEC_DIR"):
+        candidates.append(Path(os.environ["SPEC_DIR"]))
+    candidates += [ROOT.parent / "shared" / "spec", Path("/work/shared/spec")]
+    return next((c for c in candidates if (c / "content.md").is_file()), None)
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def spec_dir() -> Path:
+    found = find_spec_dir()
+    if found is None:
+        pytest.fail("the shared spec (content.md) is not at ../shared/spec beside the checkout; "
+                    "set SPEC_DIR")
+    return found
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    reuse = os.environ.get("SITE_DIR")
+    if reuse:
+        site = Path(reuse)
+        if not (site / "index.html").is_file():
+            pytest.fail(f"SITE_DIR={reuse} holds no built site")
+        return site
+    site = tmp_path_factory.mktemp("site")
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    log = proc.stdout + proc.stderr
+    if proc.returncode != 0:
+        pytest.fail(f"mkdocs build --strict failed (exit {proc.returncode}):\n{log}")
+    (site / ".build-log.txt").write_text(log, encoding="utf-8")
+    return site
+
+
+@pytest.fixture(scope="session")
+def site_url(built_site: Path):
+    sys.path.insert(0, str(ROOT))
+    try:
+        from serve import serve_in_thread
+    finally:
+        sys.path.remove(str(ROOT))
+    server, url = serve_in_thread(built_site)
+    yield url
+    server.shutdown()
+    server.server_close()
