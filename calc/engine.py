@@ -40,6 +40,11 @@ OVERHEAD_BYTES = 1 * GIB
 #: unified memory (Apple silicon) that training can use.
 DISCRETE_USABLE = Fraction(95, 100)
 UNIFIED_USABLE = Fraction(3, 4)
+#: Extra step time gradient checkpointing costs (one more forward pass per layer, partly
+#: hidden by the backward pass): the range practitioners measure, as the content brief gives it.
+CKPT_EXTRA_TIME = (Fraction(20, 100), Fraction(30, 100))
+#: LoRA's trainable share stays "well under" this bound for the usual ranks.
+LORA_SHARE_BOUND = Fraction(1, 100)
 #: Fewest-cards search stops here; beyond it the answer is "does not fit".
 MAX_CARDS = 4096
 
