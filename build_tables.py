@@ -88,6 +88,7 @@ Other duties of this hook
 -------------------------
 - The build fails when a page lacks a translation (`docs/<page>.<locale>.md` for every
   locale), instead of silently showing English.
+- Pages with FAQ questions (`## Question { #id .faq }`) get schema.org FAQPage data (JSON-LD).
 - On right-to-left pages, runs of Latin text are wrapped in `<span dir="ltr">` so the bidi
   algorithm cannot reorder them ("ZeRO-3/FSDP", "Llama 3.1 8B").
 - `<html>` gets the page's `dir`; hreflang alternates are absolute (see overrides/main.html).
@@ -759,9 +760,45 @@ def isolate_latin(html_text: str) -> str:
 def on_page_content(html_text, page, config, files):
     from calc import i18n
 
+    faq = faq_structured_data(html_text)
+    if faq is not None:
+        # JSON-LD in a <script>: "</" must not close it
+        page.meta["faq_jsonld"] = json.dumps(faq, ensure_ascii=False).replace("</", "<\\/")
     if i18n.locale_dir(site_locale(config)) == "rtl":
         return isolate_latin(html_text)
     return html_text
+
+
+_FAQ_HEADING = re.compile(r'<h2\b[^>]*\bclass="[^"]*\bfaq\b[^"]*"[^>]*>(.*?)</h2>', re.S)
+_HEADERLINK = re.compile(r'<a\b[^>]*class="headerlink"[^>]*>.*?</a>', re.S)
+_NEXT_SECTION = re.compile(r"<h[12]\b")
+
+
+_BLOCK_END = re.compile(r"</(?:p|li|h[1-6]|td|th|tr|div|dd|dt|blockquote|pre|table)>|<br\s*/?>")
+
+
+def _plain(fragment: str) -> str:
+    """Text of an HTML fragment: inline tags vanish, block ends become spaces."""
+    text = _BLOCK_END.sub(" ", _HEADERLINK.sub("", fragment))
+    text = html.unescape(_TAGS.sub("", text))
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def faq_structured_data(html_text: str) -> dict | None:
+    """schema.org FAQPage of the questions (`## Question { #id .faq }`) and their answers, for
+    search engines; None on a page without such questions."""
+    questions = []
+    for m in _FAQ_HEADING.finditer(html_text):
+        rest = html_text[m.end():]
+        nxt = _NEXT_SECTION.search(rest)
+        answer = _plain(rest[:nxt.start()] if nxt else rest)
+        question = _plain(m.group(1))
+        if question and answer:
+            questions.append({"@type": "Question", "name": question,
+                              "acceptedAnswer": {"@type": "Answer", "text": answer}})
+    if not questions:
+        return None
+    return {"@context": "https://schema.org", "@type": "FAQPage", "mainEntity": questions}
 
 
 _HTML_TAG = re.compile(r"<html\b([^>]*)>")

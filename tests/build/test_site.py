@@ -243,3 +243,19 @@ def test_calc_wheel_imports_and_reads_its_data(built_site, tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert re.search(r"[۰-۹]", proc.stdout), proc.stdout
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_faq_page_has_faqpage_structured_data(built_site, site_pages, spec_dir, locale):
+    path = page_path(built_site, locale, "faq")
+    blocks = re.findall(r'<script type="application/ld\+json">(.*?)</script>',
+                        path.read_text(encoding="utf-8"), re.S)
+    assert len(blocks) == 1, path
+    data = json.loads(blocks[0])
+    assert data["@type"] == "FAQPage"
+    questions = data["mainEntity"]
+    assert len(questions) == len(faq_ids(spec_dir))
+    headings = {h[1].get("id"): h[2].strip() for h in site_pages[path.relative_to(built_site)].headings}
+    for q, i in zip(questions, faq_ids(spec_dir)):
+        assert q["name"] == re.sub(r"\s+", " ", headings[i].replace("¶", "")).strip()
+        assert q["acceptedAnswer"]["text"]
