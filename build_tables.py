@@ -816,6 +816,7 @@ def on_post_page(output, page, config):
         return f'<html{attrs} dir="{direction}">'
 
     output = _HTML_TAG.sub(add_dir, output, count=1)
+    output = label_search_dialog(output)
     page_url = page.canonical_url
     if not page_url:
         raise PluginError("build_tables: site_url must be set (hreflang alternates are absolute)")
@@ -829,6 +830,19 @@ def on_post_page(output, page, config):
     output = _ALTERNATE.sub(absolute, output)
     write_page_sitemap(Path(config.site_dir), config.site_url, page_url, alternates)
     return output
+
+
+_SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog">'
+_SEARCH_LABEL = re.compile(r'class="md-search__input" name="query" aria-label="([^"]*)"')
+
+
+def label_search_dialog(output: str) -> str:
+    """Material's search dialog has no accessible name; give it the search field's own
+    (translated) label."""
+    m = _SEARCH_LABEL.search(output)
+    if not m or _SEARCH_DIALOG not in output:
+        return output
+    return output.replace(_SEARCH_DIALOG, _SEARCH_DIALOG[:-1] + f' aria-label="{m.group(1)}">', 1)
 
 
 def write_page_sitemap(site_dir: Path, site_url: str, page_url: str,
@@ -881,6 +895,7 @@ def on_post_template(output_content, template_name, config):
     locale = site_locale(config)
     direction = i18n.locale_dir(locale)
     out = _HTML_TAG.sub(lambda m: f'<html{m.group(1)} dir="{direction}">', output_content, count=1)
+    out = label_search_dialog(out)
     base = config.site_url or "/"
     out = _ALTERNATE.sub(
         lambda m: (f'<link rel="alternate" href="{_esc(urljoin(base, html.unescape(m.group(1))))}"'

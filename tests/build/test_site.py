@@ -259,3 +259,10 @@ def test_faq_page_has_faqpage_structured_data(built_site, site_pages, spec_dir, 
     for q, i in zip(questions, faq_ids(spec_dir)):
         assert q["name"] == re.sub(r"\s+", " ", headings[i].replace("¶", "")).strip()
         assert q["acceptedAnswer"]["text"]
+
+
+def test_search_dialog_has_an_accessible_name(built_site):
+    for loc in LOCALES:
+        text = page_path(built_site, loc, "faq").read_text(encoding="utf-8")
+        m = re.search(r'<div class="md-search"[^>]*role="dialog"[^>]*>', text)
+        assert m and re.search(r'aria-label="[^"]+"', m.group(0)), loc
