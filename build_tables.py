@@ -635,7 +635,7 @@ _NOT_PROSE = (
     re.compile(r"\{%.*?%\}", re.S),  # Jinja statements
     re.compile(r"\{##.*?##\}", re.S),  # Jinja comments
     re.compile(r"<!--.*?-->", re.S),  # HTML comments
-    re.compile(r"<cite>.*?</cite>", re.S),  # titles of cited works ("8-bit Optimizers ...")
+    re.compile(r"<cite\b[^>]*>.*?</cite>", re.S),  # titles of cited works ("8-bit Optimizers ...")
     re.compile(r"(`+).+?\1", re.S),  # code spans
     re.compile(r"\{:?\s*[#.:][^}\n]*\}"),  # attribute lists { #id .class }
     re.compile(r"\]\([^)\n]*\)"),  # link and image destinations

@@ -128,6 +128,7 @@ def test_digit_check_rejects_typed_figures(text):
     "{{ num(16) }} bytes", "`--seq 2048`", "[link](faq.md#13b-on-24gb)",
     "<span data-x=\"12\">a</span>", "```\nseq 2048\n```", "{## 12 ##}",
     "<cite>8-bit Optimizers via Block-wise Quantization</cite>", "Mistral 7B v0.3",
+    "«<cite dir=\"ltr\">8-bit Optimizers</cite>»",
     "{% if x > 1 %}a{% endif %}",
 ])
 def test_digit_check_allows_names_code_and_markup(text):
