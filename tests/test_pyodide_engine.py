@@ -17,7 +17,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,7 @@ HERE = ROOT / "tests" / "pyodide"
 RUNNER = HERE / "run.mjs"
 FETCH = HERE / "fetch_wheels.py"
 WHEELS = ROOT / ".cache" / "pyodide-wheels"
-TIMEOUT = 600  # seconds; a run takes about 15 s here
+TIMEOUT = 600  # seconds for one run; about 20-40 s here
 
 _SUMMARY = re.compile(r"^=+ (.*?) in [\d.]+s(?: \([^)]*\))? =+$", re.M)
 _COUNT = re.compile(r"(\d+) (passed|failed|skipped|deselected|xfailed|xpassed|warnings?|errors?"
@@ -102,11 +101,12 @@ def wheels() -> Path:
     return WHEELS
 
 
-def build_calc_wheel(dest: Path) -> Path:
+def build_calc_wheel(dest: Path) -> Path | None:
     """The calc wheel exactly as the site ships it: build_tables.build_wheel when the hook has
-    it, else the same `pip wheel` of a scratch copy of pyproject.toml + calc/."""
+    it, else the same `pip wheel` of a scratch copy of pyproject.toml + calc/. None without a
+    pyproject.toml."""
     if not (ROOT / "pyproject.toml").is_file():
-        pytest.skip("no pyproject.toml yet: calc has no wheel to test")
+        return None
     spec = importlib.util.spec_from_file_location("_build_tables", ROOT / "build_tables.py")
     try:
         module = importlib.util.module_from_spec(spec)
@@ -123,30 +123,65 @@ def build_calc_wheel(dest: Path) -> Path:
     return wheel
 
 
-@pytest.mark.parametrize("mode", ["source", "wheel"])
-def test_unit_suite_passes_in_pyodide(mode, node, wheels):
-    with tempfile.TemporaryDirectory(prefix="calc-pyodide-") as tmp:
-        cmd = [node, str(RUNNER), "--wheels", str(wheels)]
-        wheel = None
-        if mode == "wheel":
-            wheel = build_calc_wheel(Path(tmp))
-            cmd += ["--wheel", str(wheel)]
-            calc_from = "/lib/python3."  # site-packages inside Pyodide
-        else:
-            calc_from = "/repo/calc/__init__.py"
+class Run:
+    """One `node run.mjs` started in the background; output goes to a log file."""
+
+    def __init__(self, cmd: list[str], log: Path, calc_from: str, wheel: Path | None = None):
+        self.log, self.calc_from, self.wheel = log, calc_from, wheel
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "NODE_OPTIONS"))}
+        with open(log, "wb") as out:
+            self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out,
+                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    def result(self) -> tuple[int | None, str]:
         try:
-            proc = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT)
-        except subprocess.TimeoutExpired as err:
-            out = err.stdout.decode() if isinstance(err.stdout, bytes) else (err.stdout or "")
-            pytest.fail(f"run.mjs did not finish in {TIMEOUT} s:\n{out}", pytrace=False)
-    found = problems(proc.returncode, proc.stdout, calc_from)
-    if wheel is not None and f"(wheel {wheel.name})" not in proc.stdout:
-        found.append(f"the run did not use the wheel {wheel.name}")
+            code = self.proc.wait(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            code = None
+        return code, self.log.read_text(encoding="utf-8", errors="replace")
+
+
+@pytest.fixture(scope="module")
+def pyodide_runs(request, node, wheels, tmp_path_factory):
+    """The selected runs start at once: each is one single-threaded wasm process, so on two
+    cores the pair takes about the wall time of one."""
+    selected = {item.callspec.params["mode"] for item in request.session.items
+                if getattr(item, "originalname", None) == "test_unit_suite_passes_in_pyodide"}
+    tmp = tmp_path_factory.mktemp("pyodide")
+    cmd = [node, str(RUNNER), "--wheels", str(wheels)]
+    runs: dict[str, Run | str] = {}
+    if "source" in selected:
+        runs["source"] = Run(cmd, tmp / "source.log", "/repo/calc/__init__.py")
+    if "wheel" in selected:
+        wheel = build_calc_wheel(tmp / "wheel")
+        if wheel is None:
+            runs["wheel"] = "no pyproject.toml yet: calc has no wheel to test"
+        else:  # calc from site-packages inside Pyodide
+            runs["wheel"] = Run(cmd + ["--wheel", str(wheel)], tmp / "wheel.log",
+                                "/lib/python3.", wheel)
+    yield runs
+    for run in runs.values():
+        if isinstance(run, Run) and run.proc.poll() is None:
+            run.proc.kill()
+            run.proc.wait()
+
+
+@pytest.mark.parametrize("mode", ["source", "wheel"])
+def test_unit_suite_passes_in_pyodide(mode, pyodide_runs):
+    run = pyodide_runs[mode]
+    if isinstance(run, str):
+        pytest.skip(run)
+    code, output = run.result()
+    if code is None:
+        pytest.fail(f"run.mjs did not finish in {TIMEOUT} s:\n{output}", pytrace=False)
+    found = problems(code, output, run.calc_from)
+    if run.wheel is not None and f"(wheel {run.wheel.name})" not in output:
+        found.append(f"the run did not use the wheel {run.wheel.name}")
     if found:
-        pytest.fail("inside Pyodide: " + "; ".join(found) + "\n\n" + proc.stdout, pytrace=False)
-    print(proc.stdout)
+        pytest.fail("inside Pyodide: " + "; ".join(found) + "\n\n" + output, pytrace=False)
+    print(output)
 
 
 # The checks above must catch a failing run even when the exit code alone would not.
