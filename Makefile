@@ -10,6 +10,7 @@
 # its sources change.
 
 SHELL := /bin/bash
+.DELETE_ON_ERROR:
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := site
 
@@ -18,6 +19,9 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
+# Where the site will be served (mkdocs.yml site_url): hreflang links and sitemaps use it.
+SITE_URL ?= http://127.0.0.1:8000/
+export SITE_URL
 
 export NO_MKDOCS_2_WARNING := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
@@ -29,7 +33,7 @@ SITE_STAMP := site/sitemap.xml
 SITE_SOURCES := mkdocs.yml build_tables.py pyproject.toml \
 	$(shell find docs overrides calc -type f -not -path '*/__pycache__/*' 2>/dev/null)
 
-.PHONY: site serve test deps system chromium clean distclean
+.PHONY: site serve test deps system chromium clean distclean FORCE
 
 # --- system packages (only when missing) ------------------------------------------------------
 
@@ -65,13 +69,21 @@ deps: $(VENV_STAMP) $(NPM_STAMP)
 
 # --- the site ---------------------------------------------------------------------------------
 
-$(SITE_STAMP): $(SITE_SOURCES) $(VENV_STAMP) $(NPM_STAMP)
+# Rewritten only when SITE_URL changes, so a new address rebuilds the site.
+.stamps/site-url: FORCE
+	@mkdir -p .stamps
+	@echo "$(SITE_URL)" | cmp -s - $@ || echo "$(SITE_URL)" > $@
+
+$(SITE_STAMP): $(SITE_SOURCES) .stamps/site-url $(VENV_STAMP) $(NPM_STAMP)
 	$(VENV)/bin/mkdocs build --strict --site-dir site
 
 site: $(SITE_STAMP)
 
-serve: site
+serve:
+	@$(MAKE) --no-print-directory site SITE_URL=http://$(HOST):$(PORT)/
 	$(PY) serve.py --dir site --host $(HOST) --port $(PORT)
+
+FORCE:
 
 # --- tests ------------------------------------------------------------------------------------
 

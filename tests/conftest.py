@@ -3,16 +3,20 @@
 - `repo_root`: the checkout.
 - `spec_dir`: the shared specification (`../shared/spec` beside the checkout; `SPEC_DIR`
   overrides it).
+- `site_base_url`: the address the session's site is built for and served at
+  (http://127.0.0.1:<free port>/; mkdocs.yml's site_url comes from SITE_URL).
 - `built_site`: the real `mkdocs build --strict` of the whole site (five locales, Pyodide, the
   calc wheel), run once per test session into a temporary directory. `SITE_DIR=<dir>` reuses
-  an existing build instead (it must be a complete one).
+  an existing build instead (a complete one, built for SITE_URL).
 - `site_url`: that build served over HTTP by serve.py (correct MIME types for .wasm and .mjs,
-  404 pages per locale) on a free port, for the session.
+  404 pages per locale) at `site_base_url`, for the session. Use it, not a server of your
+  own: the pages' hreflang links and sitemaps name this address.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -44,8 +48,21 @@ def spec_dir() -> Path:
     return found
 
 
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def site_base_url() -> str:
+    if os.environ.get("SITE_DIR"):
+        return os.environ.get("SITE_URL", "http://127.0.0.1:8000/")
+    return f"http://127.0.0.1:{_free_port()}/"
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory: pytest.TempPathFactory, site_base_url: str) -> Path:
     reuse = os.environ.get("SITE_DIR")
     if reuse:
         site = Path(reuse)
@@ -53,7 +70,7 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
             pytest.fail(f"SITE_DIR={reuse} holds no built site")
         return site
     site = tmp_path_factory.mktemp("site")
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", SITE_URL=site_base_url)
     proc = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
@@ -65,13 +82,19 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def site_url(built_site: Path):
+def site_url(built_site: Path, site_base_url: str):
+    from urllib.parse import urlsplit
+
     sys.path.insert(0, str(ROOT))
     try:
-        from serve import serve_in_thread
+        from serve import make_server
     finally:
         sys.path.remove(str(ROOT))
-    server, url = serve_in_thread(built_site)
-    yield url
+    import threading
+
+    parts = urlsplit(site_base_url)
+    server = make_server(built_site, parts.hostname, parts.port, quiet=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield site_base_url
     server.shutdown()
     server.server_close()

@@ -7,7 +7,6 @@ from pathlib import Path
 LOCALES = ("en", "tr", "pt", "ru", "fa")
 PAGES = ("index", "calculator", "how-it-works", "rule-of-thumb", "lora-qlora",
          "full-fine-tuning", "choosing-a-gpu", "faq", "accuracy")
-SITE_URL = "http://127.0.0.1:8000/"  # mkdocs.yml site_url
 
 
 def page_path(site: Path, locale: str, page: str) -> Path:

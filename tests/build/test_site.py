@@ -14,7 +14,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
 
-from sitepaths import LOCALES, PAGES, SITE_URL, page_path
+from sitepaths import LOCALES, PAGES, page_path
 
 
 def faq_ids(spec_dir: Path) -> list[str]:
@@ -89,12 +89,12 @@ def test_faq_questions_are_translated(built_site, site_pages, spec_dir):
 # --- links ----------------------------------------------------------------------------------
 
 
-def _target(built_site: Path, page_rel: Path, ref: str) -> tuple[Path, str] | None:
+def _target(built_site: Path, page_rel: Path, ref: str, base: str) -> tuple[Path, str] | None:
     """The file a reference points to in the built site and its fragment; None if external."""
-    page_url = urljoin(SITE_URL, page_rel.as_posix())
+    page_url = urljoin(base, page_rel.as_posix())
     absolute = urljoin(page_url, ref)
     parts = urlsplit(absolute)
-    if parts.scheme not in ("http", "https") or f"{parts.scheme}://{parts.netloc}/" != SITE_URL:
+    if parts.scheme not in ("http", "https") or f"{parts.scheme}://{parts.netloc}/" != base:
         return None
     path = built_site / unquote(parts.path).lstrip("/")
     if parts.path.endswith("/") or path.is_dir():
@@ -102,13 +102,13 @@ def _target(built_site: Path, page_rel: Path, ref: str) -> tuple[Path, str] | No
     return path, unquote(parts.fragment)
 
 
-def test_no_broken_internal_link_or_anchor(built_site, site_pages):
+def test_no_broken_internal_link_or_anchor(built_site, site_pages, site_base_url):
     broken = []
     for rel, page in site_pages.items():
         for tag, attr, value in page.refs:
             if not value or value.startswith(("mailto:", "data:", "javascript:")):
                 continue
-            target = _target(built_site, rel, value)
+            target = _target(built_site, rel, value, site_base_url)
             if target is None:
                 continue
             path, fragment = target
@@ -126,13 +126,13 @@ THIRD_PARTY = re.compile(r"fonts\.googleapis|fonts\.gstatic|googletagmanager|goo
                          r"cdn\.jsdelivr|unpkg\.com|cdnjs|gstatic\.com")
 
 
-def test_no_reference_to_a_third_party_origin(built_site, site_pages):
+def test_no_reference_to_a_third_party_origin(built_site, site_pages, site_base_url):
     offending = []
     for rel, page in site_pages.items():
         for tag, attr, value in page.refs:
             if re.match(r"^[a-z][a-z0-9+.-]*:", value) and not value.startswith(
                     ("mailto:", "data:", "javascript:")):
-                if _target(built_site, rel, value) is None:
+                if _target(built_site, rel, value, site_base_url) is None:
                     offending.append(f"{rel}: <{tag} {attr}={value}>")
     for path in list(built_site.rglob("*.html")) + list(built_site.rglob("*.css")):
         if THIRD_PARTY.search(path.read_text(encoding="utf-8", errors="replace")):
@@ -144,7 +144,8 @@ def test_no_reference_to_a_third_party_origin(built_site, site_pages):
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_hreflang_alternates_are_absolute_and_point_to_the_same_page(built_site, site_pages, page):
+def test_hreflang_alternates_are_absolute_and_point_to_the_same_page(built_site, site_pages,
+                                                                   site_base_url, page):
     for loc in LOCALES:
         parsed = site_pages[page_path(built_site, loc, page).relative_to(built_site)]
         alternates = dict(parsed.alternates)
@@ -152,16 +153,17 @@ def test_hreflang_alternates_are_absolute_and_point_to_the_same_page(built_site,
         for alt_loc, href in alternates.items():
             parts = urlsplit(href)
             assert parts.scheme and parts.netloc, f"{parsed.path}: relative hreflang {href}"
-            expected = urljoin(SITE_URL, page_path(Path("."), alt_loc, page).parent.as_posix() + "/")
+            expected = urljoin(site_base_url,
+                               page_path(Path("."), alt_loc, page).parent.as_posix() + "/")
             assert href == expected.replace("/./", "/"), (href, expected)
 
 
-def test_no_sitemap_404_beside_any_alternate(built_site, site_pages):
+def test_no_sitemap_404_beside_any_alternate(built_site, site_pages, site_base_url):
     """Material's language switcher fetches sitemap.xml relative to every hreflang alternate."""
     missing = set()
     for rel, page in site_pages.items():
         for _, href in page.alternates:
-            target = _target(built_site, rel, urljoin(href, "sitemap.xml"))
+            target = _target(built_site, rel, urljoin(href, "sitemap.xml"), site_base_url)
             assert target is not None, href
             if not target[0].is_file():
                 missing.add(str(target[0].relative_to(built_site)))

@@ -1,0 +1,57 @@
+"""serve.py serves the built site as the calculators need it (the `site_url` fixture)."""
+
+from __future__ import annotations
+
+import re
+import urllib.error
+import urllib.request
+from urllib.parse import urljoin
+
+import pytest
+
+
+def get(url: str) -> tuple[int, str, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as r:
+            return r.status, r.headers.get("Content-Type", ""), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Content-Type", ""), e.read()
+
+
+@pytest.mark.parametrize("path, mime", [
+    ("assets/pyodide/pyodide.asm.wasm", "application/wasm"),
+    ("assets/pyodide/pyodide.mjs", "text/javascript"),
+    ("assets/pyodide/python_stdlib.zip", "application/zip"),
+    ("assets/calc/manifest.json", "application/json"),
+    ("fa/faq/", "text/html"),
+])
+def test_mime_types(site_url, path, mime):
+    status, content_type, _ = get(urljoin(site_url, path))
+    assert status == 200 and content_type.startswith(mime), (path, status, content_type)
+
+
+def test_wheel_named_by_the_manifest_is_served(site_url):
+    import json
+
+    status, _, body = get(urljoin(site_url, "assets/calc/manifest.json"))
+    wheel = json.loads(body)["wheel"]
+    status, content_type, body = get(urljoin(site_url, f"assets/calc/{wheel}"))
+    assert status == 200 and body[:2] == b"PK"
+
+
+def test_unknown_paths_get_the_404_page_of_their_locale(site_url):
+    status, _, body = get(urljoin(site_url, "fa/no-such-page/"))
+    assert status == 404 and b'lang="fa"' in body
+    status, _, body = get(urljoin(site_url, "no-such-page/"))
+    assert status == 404 and b'lang="en"' in body
+
+
+def test_every_alternates_sitemap_answers(site_url):
+    """What Material's language switcher fetches on every page: no 404, same origin."""
+    _, _, body = get(urljoin(site_url, "tr/faq/"))
+    hrefs = re.findall(rb'<link rel="alternate" href="([^"]+)" hreflang=', body)
+    assert len(hrefs) == 5
+    for href in hrefs:
+        assert href.decode().startswith(site_url)
+        status, _, _ = get(urljoin(href.decode(), "sitemap.xml"))
+        assert status == 200, href
