@@ -91,7 +91,14 @@ Other duties of this hook
 - Pages with FAQ questions (`## Question { #id .faq }`) get schema.org FAQPage data (JSON-LD).
 - On right-to-left pages, runs of Latin text are wrapped in `<span dir="ltr">` so the bidi
   algorithm cannot reorder them ("ZeRO-3/FSDP", "Llama 3.1 8B").
-- `<html>` gets the page's `dir`; hreflang alternates are absolute (see overrides/main.html).
+- `<html>` gets the page's `dir`; hreflang alternates are made absolute (site_url), and each
+  page's directory gets a small sitemap.xml, which Material's language switcher fetches
+  beside every alternate; 404.html exists per locale (`/<locale>/404.html`).
+- Pages with a widget load `assets/calc/page.js` (module) and `calc.css` (overrides/main.html
+  reads `page.meta.calc_js` / `calc_css`).
+- Search: Persian-only letters, Persian digits and ZWNJ are made word characters of lunr's
+  Arabic trimmer (`patch_lunr_persian`), so Persian words are found; the search dialog gets an
+  accessible name.
 - After the default-language build (once per `mkdocs build`), Pyodide's runtime files are
   copied from node_modules/pyodide into `assets/pyodide/` and a real wheel of `calc` is built
   from pyproject.toml into `assets/calc/` with `assets/calc/manifest.json` naming it.
