@@ -47,12 +47,14 @@ DEFAULT_QUERY: dict[str, dict[str, str]] = {
     "quick": {},
     "cost": {"gpu": "a40"},
 }
+#: How long the page waits for Python before it says the calculator could not load (ms).
+LOAD_TIMEOUT_MS = 20_000
 #: Hours of the example cost column of the detailed calculator.
 EXAMPLE_HOURS = 10
 #: Keys each widget's form sends (and the URL may carry).
 FORM_FIELDS: dict[str, tuple[str, ...]] = {
     "calculator": ("model", "method", "rank", "targets", "seq", "batch", "ckpt", "unit",
-                   "optimizer", "mode", *ARCH_FIELDS, "config"),
+                   "optimizer", "mode", "flash", "dquant", *ARCH_FIELDS, "config"),
     "adapter": ("d_in", "d_out", "rank", "dtype"),
     "quick": ("n", "bpp", "bpp_custom", "act", "unit"),
     "cost": ("gpu", "hours", "price"),
@@ -446,8 +448,8 @@ def _run_calculator(q: dict[str, str], loc: str, wid: str) -> _Outcome:
     placeholders = {n: fmt(getattr(inputs.arch, n), "number", loc)
                     for n in ARCH_FIELDS if n != "tied"}
     summary = _summary("component.total", fmt(est.total, inputs.unit.value, loc), loc)
-    return _Outcome(_calculator_results(est, loc, wid), canonical, dict(canonical),
-                    placeholders, summary)
+    form = {**canonical, "flash": str(inputs.flash).lower(), "dquant": str(inputs.dquant).lower()}
+    return _Outcome(_calculator_results(est, loc, wid), canonical, form, placeholders, summary)
 
 
 def _unit_of(q: dict[str, str], default: Unit) -> Unit:
@@ -735,6 +737,8 @@ def _calculator_form(f: _Form, loc: str, placeholders: Mapping[str, str]) -> str
     advanced = [
         f.select("optimizer", [(o.value, _tx(f"optimizer.{o.value}", loc)) for o in Optimizer]),
         f.select("mode", [(m.value, _tx(f"mode.{m.value}", loc)) for m in Mode]),
+        f.checkbox("flash"),
+        f.checkbox("dquant"),
         f'<fieldset class="calc-group"><legend>{_e(_tx("ui.custom_model", loc))}</legend>'
         f'<p class="calc-help">{_e(_tx("ui.arch_help", loc))}</p>'
         f'<div class="calc-grid">{"".join(arch)}</div></fieldset>',
@@ -834,7 +838,7 @@ def widget(name: str, locale: str, query: Mapping[str, Any] | None = None, *,
     stale = "" if res["ok"] else ' data-stale="true"'
     return (
         f'<div class="calc-widget" id="{wid}" data-calc-widget="{name}" data-state="loading" '
-        f'data-locale="{loc}" dir="{locale_dir(loc)}" {msgs}>'
+        f'data-locale="{loc}" dir="{locale_dir(loc)}" data-timeout-ms="{LOAD_TIMEOUT_MS}" {msgs}>'
         f"{form}"
         f'<div class="calc-bar">'
         f'<p class="calc-status" id="{wid}-status" role="status" data-calc-status>'

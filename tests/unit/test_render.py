@@ -183,6 +183,31 @@ def test_common_fields_first_advanced_in_details():
     assert not inside & {"model", "method", "rank", "targets", "seq", "batch", "ckpt"}
 
 
+def test_form_starts_with_the_engines_defaults():
+    root = dom(widget("calculator", "en"))
+    inputs = parse({})
+
+    def control(name):
+        return root.find(lambda n: n.get("name") == name and n.tag in ("input", "select", "textarea")
+                         and (n.get("type") != "radio" or "checked" in n.attrs))
+
+    assert control("method").get("value") == inputs.method.value
+    assert control("unit").get("value") == inputs.unit.value
+    for name in ("ckpt", "flash", "dquant"):
+        assert ("checked" in control(name).attrs) is getattr(inputs, name), name
+    for name in ("rank", "seq", "batch"):
+        assert control(name).get("value") == str(getattr(inputs, name))
+    selected = {n.parent.get("name"): n.get("value") for n in root.iter()
+                if n.tag == "option" and "selected" in n.attrs}
+    assert selected["targets"] == inputs.targets.value
+    assert selected["optimizer"] == inputs.optimizer.value and selected["mode"] == inputs.mode.value
+    # architecture fields are empty (the preset's own values), shown as placeholders
+    arch = inputs.arch
+    for name in ("layers", "hidden", "kv_heads"):
+        assert control(name).get("value") == ""
+        assert control(name).get("placeholder") == fmt(getattr(arch, name), "number", "en")
+
+
 def test_model_picker_is_a_native_combobox():
     root = dom(widget("calculator", "en"))
     model = root.find(lambda n: n.get("name") == "model")

@@ -12,8 +12,10 @@
 //   [data-calc-status]                   role=status line
 //   [data-calc-copy]                     copy-link button
 //   [data-calc-results]                  results region (swapped on each result)
+// The root's data-busy is "true" while a recalculation is pending and "false" once the last
+// one is on the page (tests and benchmarks wait for it).
 
-const TIMEOUT_MS = 20000;
+const TIMEOUT_MS = 20000; // unless the widget root says otherwise (data-timeout-ms)
 const TRUE_WORDS = new Set(["true", "1", "yes", "on"]);
 
 function start(roots) {
@@ -37,6 +39,7 @@ function start(roots) {
     const id = nextId++;
     byId.set(id, { w, init });
     w.inFlight = true;
+    w.root.dataset.busy = "true";
     worker.postMessage({ id, name: w.name, query, locale: w.locale });
   };
 
@@ -44,19 +47,24 @@ function start(roots) {
     w.request = (init = false) => {
       if (!ready) return;
       if (w.inFlight) {
-        w.dirty = true;
+        w.dirty = true; // sent when the answer in flight arrives
+        w.root.dataset.busy = "true";
         return;
       }
       w.dirty = false;
       const query = init ? { ...w.formQuery(), ...w.urlQuery } : w.formQuery();
       const key = JSON.stringify(query);
-      if (!init && key === w.lastSent) return; // e.g. `change` after `input`: nothing new
+      if (!init && key === w.lastSent) {
+        w.root.dataset.busy = "false"; // e.g. `change` after `input`: nothing new
+        return;
+      }
       w.lastSent = key;
       send(w, query, init);
     };
   }
 
-  const timer = setTimeout(() => fail("timeout"), TIMEOUT_MS);
+  const timeout = Number(roots[0].dataset.timeoutMs) || TIMEOUT_MS;
+  const timer = setTimeout(() => fail("timeout"), timeout);
   try {
     worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
   } catch {
@@ -90,11 +98,15 @@ function start(roots) {
       const { w, init } = entry;
       w.inFlight = false;
       if (w.dirty) {
-        w.request(); // a newer state is waiting: skip this one, send that
-        return;
+        w.dirty = false;
+        if (JSON.stringify(w.formQuery()) !== w.lastSent) {
+          w.request(); // the form changed meanwhile: skip this answer, ask for the new state
+          return;
+        }
       }
       if (msg.type === "result") w.apply(msg.result, init);
       else w.failure();
+      w.root.dataset.busy = "false";
     }
   });
 }
@@ -138,7 +150,11 @@ class Widget {
     };
     this.form.addEventListener("input", onEdit);
     this.form.addEventListener("change", onEdit);
-    this.form.addEventListener("reset", () => setTimeout(onEdit, 0));
+    this.form.addEventListener("reset", () => {
+      // the controls take their defaults after this event: read them on the next task
+      if (this.root.dataset.state === "ready") this.root.dataset.busy = "true";
+      setTimeout(onEdit, 0);
+    });
     if (this.copyButton) this.copyButton.addEventListener("click", () => this.copyLink());
   }
 
@@ -293,6 +309,7 @@ class Widget {
 
   fail(kind) {
     this.setState("error");
+    this.root.dataset.busy = "false";
     this.say(this.msg(kind === "timeout" ? "timeout" : "error"));
   }
 

@@ -40,11 +40,37 @@ async function fetchWheel() {
   return buffer;
 }
 
+// loadPyodide never settles when the .wasm is missing, blocked or served with a wrong MIME
+// type: check it first (a HEAD request), so the page can say so at once instead of waiting
+// for its timeout.
+async function checkWasm() {
+  if (typeof WebAssembly !== "object") throw new Error("WebAssembly is not available");
+  const url = new URL("pyodide.asm.wasm", pyodideBase);
+  const response = await fetch(url, { method: "HEAD" });
+  await response.arrayBuffer(); // empty; read to the end so the request completes normally
+  const type = response.headers.get("content-type") || "";
+  if (!response.ok) throw new Error(`runtime: HTTP ${response.status} for ${url}`);
+  if (!type.includes("application/wasm")) throw new Error(`runtime: ${url} is served as ${type}`);
+}
+
 let stage = "runtime";
+let reported = false;
+const report = (err) => {
+  if (reported) return;
+  reported = true;
+  post({ type: "error", stage, detail: describe(err) });
+};
+// Pyodide's own loader can fail inside promises nobody awaits: report those too.
+self.addEventListener("unhandledrejection", (event) => {
+  event.preventDefault();
+  if (stage !== "ready") report(event.reason);
+});
+
 const ready = (async () => {
   post({ type: "status", stage: "runtime" });
   const wheel = fetchWheel();
-  wheel.catch(() => {}); // reported below, once awaited
+  wheel.catch(report); // at once: no need to wait for the runtime to say the wheel is missing
+  await checkWasm();
   const { loadPyodide } = await import(new URL("pyodide.mjs", pyodideBase).href);
   const pyodide = await loadPyodide({
     indexURL: pyodideBase.href,
@@ -66,7 +92,7 @@ const ready = (async () => {
   return resultsJson;
 })();
 
-ready.catch((err) => post({ type: "error", stage, detail: describe(err) }));
+ready.catch(report);
 
 self.onmessage = async (event) => {
   const { id, name, query, locale } = event.data || {};
