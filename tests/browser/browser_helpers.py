@@ -1,0 +1,195 @@
+"""Helpers of the browser tests: drive a widget like a reader, read its figures, and compute
+what they must be by running calc in CPython (never numbers copied from the page)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from calc import catalog, engine
+from calc.engine import estimate, gpu_fit
+from calc.fields import parse, parse_adapter, parse_cost, parse_quick
+from calc.fmt import fmt
+from calc.render import EXAMPLE_HOURS
+from calc.types import GpuKind
+
+LOCALES = ("en", "tr", "pt", "ru", "fa")
+PAGES = {"calculator": "calculator", "adapter": "lora-qlora", "quick": "full-fine-tuning",
+         "cost": "choosing-a-gpu"}
+BOOT_TIMEOUT_MS = 60_000  # generous for a loaded 2-core CI runner; the page itself gives up at 20 s
+
+
+@dataclass
+class Watch:
+    """Everything a page did that a test may need to refuse."""
+
+    origin: str
+    requests: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+
+    def attach(self, page) -> "Watch":
+        page.on("request", lambda r: self.requests.append(r.url))
+        page.on("requestfailed", lambda r: self.failed.append(f"{r.method} {r.url}: {r.failure}"))
+        page.on("response", lambda r: r.status >= 400 and self.failed.append(f"{r.url}: HTTP {r.status}"))
+        page.on("console", lambda m: m.type == "error" and self.console_errors.append(m.text))
+        page.on("pageerror", lambda e: self.page_errors.append(str(e)))
+        return self
+
+    def foreign(self) -> list[str]:
+        return [u for u in self.requests
+                if not (u.startswith(self.origin + "/") or u.startswith(("data:", "blob:")))]
+
+    def check(self) -> None:
+        assert self.foreign() == [], "requests left the site's origin"
+        assert self.failed == [], "failed requests"
+        assert self.console_errors == [], "console errors"
+        assert self.page_errors == [], "uncaught errors"
+
+
+def root(page, name: str):
+    return page.locator(f'[data-calc-widget="{name}"]')
+
+
+def wait_ready(page, name: str) -> None:
+    """Until Python has taken over and the first result is on the page."""
+    page.wait_for_selector(f'[data-calc-widget="{name}"][data-state="ready"][data-busy="false"]',
+                           state="attached", timeout=BOOT_TIMEOUT_MS)
+
+
+def wait_idle(page, name: str) -> None:
+    page.wait_for_selector(f'[data-calc-widget="{name}"][data-busy="false"]', state="attached",
+                           timeout=10_000)
+
+
+FIGURES_JS = """(root) => {
+  const out = {};
+  for (const el of root.querySelectorAll('[data-calc-results] [data-calc]')) {
+    const name = el.getAttribute('data-calc');
+    if (name in out) throw new Error('data-calc=' + name + ' twice');
+    out[name] = el.hasAttribute('data-bytes')
+      ? ['bytes', el.getAttribute('data-bytes'), el.textContent]
+      : ['value', el.getAttribute('data-value'), el.textContent];
+  }
+  return out;
+}"""
+
+
+def figures(page, name: str) -> dict[str, tuple[str, str, str]]:
+    got = root(page, name).evaluate(FIGURES_JS)
+    return {k: tuple(v) for k, v in got.items()}
+
+
+def assert_figures(got: dict, expected: dict) -> None:
+    """Same names; raw values equal; visible text equal where the expectation has one."""
+    got = dict(got)
+    got.pop("trainable_share", None)  # a ratio, checked separately where it matters
+    assert set(got) == set(expected), (set(got) ^ set(expected))
+    for name, (kind, raw, text) in expected.items():
+        assert got[name][:2] == (kind, raw), (name, got[name], (kind, raw))
+        if text is not None:
+            assert got[name][2] == text, (name, got[name][2], text)
+
+
+def set_form(page, name: str, query: dict[str, str], *, reset: bool = True) -> None:
+    """Reset the widget's form, then enter `query` field by field as a reader would."""
+    r = root(page, name)
+    if reset:
+        r.locator('button[type="reset"]').click()
+        wait_idle(page, name)
+    for field, value in query.items():
+        control = r.locator(f'[name="{field}"]').first
+        details = r.locator("details.calc-advanced")
+        if details.count() and not control.is_visible():
+            if details.get_attribute("open") is None:
+                details.locator("summary").click()
+        kind = control.evaluate("el => el.type || el.tagName.toLowerCase()")
+        if kind == "radio":
+            r.locator(f'input[name="{field}"][value="{value}"]').check()
+        elif kind == "checkbox":
+            control.set_checked(value == "true")
+        elif kind.startswith("select"):
+            control.select_option(value)
+        else:
+            control.fill(value)
+    wait_idle(page, name)
+
+
+# --- what the page must show, from calc in CPython -----------------------------------------
+
+
+def expected_calculator(query: dict, locale: str) -> dict:
+    inputs = parse(query, locale)
+    est = estimate(inputs)
+    unit = inputs.unit.value
+    exp = {n: ("bytes", str(v), fmt(v, unit, locale)) for n, v in est.components}
+    exp["total"] = ("bytes", str(est.total), fmt(est.total, unit, locale))
+    exp["trainable_params"] = ("value", str(est.trainable_params),
+                               fmt(est.trainable_params, "params", locale))
+    exp["params"] = ("value", str(inputs.arch.params), fmt(inputs.arch.params, "params", locale))
+    fits = gpu_fit(est)
+    for f in fits:
+        g = f.gpu
+        exp[f"fits.{g.id}"] = ("value", "true" if f.fits else "false", None)
+        exp[f"memory.{g.id}"] = ("bytes", str(g.memory_bytes), fmt(g.memory_bytes, unit, locale))
+        exp[f"usable.{g.id}"] = ("bytes", str(f.usable), fmt(f.usable, unit, locale))
+        if g.kind is not GpuKind.DISCRETE:
+            continue
+        exp[f"cards.{g.id}"] = (("value", str(f.cards), fmt(f.cards, "number", locale)) if f.cards
+                                else ("value", "none", None))
+        if g.price_per_hour is None:
+            exp[f"price.{g.id}"] = exp[f"cost.{g.id}"] = ("value", "none", None)
+            continue
+        exp[f"price.{g.id}"] = ("value", str(g.price_per_hour), fmt(g.price_per_hour, "USD", locale))
+        if f.cards:
+            c = engine.cost(EXAMPLE_HOURS, g.price_per_hour * f.cards)
+            exp[f"cost.{g.id}"] = ("value", str(c), fmt(c, "USD", locale))
+        else:
+            exp[f"cost.{g.id}"] = ("value", "none", None)
+    one = [f for f in fits if f.fits and f.gpu.kind is GpuKind.DISCRETE]
+    exp["smallest_gpu"] = ("value", min(one, key=lambda f: f.gpu.memory_bytes).gpu.id
+                           if one else "none", None)
+    return exp
+
+
+def expected_adapter(query: dict, locale: str) -> dict:
+    d_in, d_out, rank, dtype = parse_adapter(query, locale)
+    params = engine.lora_layer_params(d_in, d_out, rank)
+    size = engine.adapter_bytes(d_in, d_out, rank, dtype)
+    return {"adapter_params": ("value", str(params), fmt(params, "params", locale)),
+            "adapter_bytes": ("bytes", str(size), fmt(size, "MiB", locale, 2))}
+
+
+def expected_quick(query: dict, locale: str) -> dict:
+    q = dict(query)
+    if q.get("bpp") == "custom":
+        q["bpp"] = q.pop("bpp_custom")
+    n, bpp, act = parse_quick(q, locale)
+    unit = q.get("unit", "GB")
+    total = engine.quick_full(n, bpp, act)
+    states = engine.quick_full(n, bpp, 0)
+    acts = engine.quick_full(0, 0, act)
+    fitting = [g for g in catalog.gpus()
+               if g.kind is GpuKind.DISCRETE and total <= engine.usable_bytes(g)]
+    return {"quick_total": ("bytes", str(total), fmt(total, unit, locale)),
+            "quick_states": ("bytes", str(states), fmt(states, unit, locale)),
+            "quick_activations": ("bytes", str(acts), fmt(acts, unit, locale)),
+            "smallest_gpu": ("value", min(fitting, key=lambda g: g.memory_bytes).id
+                             if fitting else "none", None)}
+
+
+def expected_cost(query: dict, locale: str) -> dict:
+    hours, price, _ = parse_cost(query, locale)
+    total = engine.cost(hours, price)
+    return {"cost": ("value", str(total), fmt(total, "USD", locale)),
+            "hours": ("value", _plain(hours), fmt(hours, "hours", locale)),
+            "price": ("value", _plain(price), fmt(price, "USD", locale))}
+
+
+def _plain(d: Decimal) -> str:
+    return str(d)
+
+
+EXPECTED = {"calculator": expected_calculator, "adapter": expected_adapter,
+            "quick": expected_quick, "cost": expected_cost}

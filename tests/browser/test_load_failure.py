@@ -1,0 +1,73 @@
+"""When Python cannot load, the page says so in the reader's language and keeps the figures
+computed at build time (which still equal calc's defaults)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from browser_helpers import Watch, assert_figures, expected_calculator, figures, root
+from calc.i18n import t
+
+
+def _404(route):
+    route.fulfill(status=404, content_type="text/plain", body="not here")
+
+
+def _as_octet_stream(route):
+    response = route.fetch()
+    route.fulfill(response=response,
+                  headers={**response.headers, "content-type": "application/octet-stream"})
+
+
+def _never(route):
+    pass  # the request stays pending: a server that never answers
+
+
+CASES = [
+    # (what breaks, route pattern, handler, locale, catalog key of the message)
+    ("runtime missing", "**/assets/pyodide/pyodide.asm.wasm", _404, "en", "ui.error_load"),
+    ("runtime with a wrong MIME type", "**/assets/pyodide/pyodide.asm.wasm", _as_octet_stream,
+     "tr", "ui.error_load"),
+    ("wheel missing", "**/assets/calc/*.whl", _404, "fa", "ui.error_load"),
+    ("worker missing", "**/assets/calc/worker.js", _404, "ru", "ui.error_load"),
+    ("runtime never arrives", "**/assets/pyodide/pyodide.asm.wasm", _never, "pt",
+     "ui.error_timeout"),
+]
+
+
+@pytest.mark.parametrize("what, pattern, handler, locale, key", CASES, ids=[c[0] for c in CASES])
+def test_failure_is_visible_and_the_static_figures_stay(browser, calc_site, what, pattern,
+                                                        handler, locale, key):
+    context = browser.new_context()
+    try:
+        context.route(pattern, handler)
+        if handler is _never:  # the page's own guard, shortened for the test
+            page_url = re.escape(calc_site.page_url(locale, "calculator"))
+
+            def shorter_timeout(route):
+                response = route.fetch()
+                body = response.text().replace('data-timeout-ms="20000"', 'data-timeout-ms="2500"')
+                assert 'data-timeout-ms="2500"' in body
+                route.fulfill(response=response, body=body)
+
+            context.route(re.compile(page_url + "$"), shorter_timeout)
+        page = context.new_page()
+        watch = Watch(calc_site.origin).attach(page)
+        page.goto(calc_site.page_url(locale, "calculator"))
+        page.wait_for_selector('[data-calc-widget="calculator"][data-state="error"]',
+                               state="attached", timeout=30_000)
+        r = root(page, "calculator")
+        assert r.locator("[data-calc-status]").text_content() == t(key, locale)
+        assert r.locator("[data-calc-status]").is_visible()
+        assert_figures(figures(page, "calculator"), expected_calculator({}, locale))
+        assert r.locator("[data-calc-results]").get_attribute("data-stale") is None
+        assert watch.foreign() == [] and watch.page_errors == []
+        # the form stays usable (nothing recomputes, nothing breaks)
+        r.locator('[name="seq"]').fill("4096")
+        page.wait_for_timeout(200)
+        assert r.get_attribute("data-state") == "error"
+        assert_figures(figures(page, "calculator"), expected_calculator({}, locale))
+    finally:
+        context.close()
