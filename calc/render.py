@@ -20,6 +20,7 @@ catalogs into `data-msg-*` attributes of the widget root: the script types no te
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal
 from fractions import Fraction
 from html import escape
@@ -60,6 +61,10 @@ FORM_FIELDS: dict[str, tuple[str, ...]] = {
     "cost": ("gpu", "hours", "price"),
 }
 BPP_CUSTOM = "custom"
+#: Text fields that hold a number (shown in the locale's digits).
+_NUMERIC_FIELDS = frozenset({"rank", "seq", "batch", "params", "layers", "hidden", "ffn", "heads",
+                             "kv_heads", "head_dim", "vocab", "d_in", "d_out", "n", "bpp_custom",
+                             "act", "hours", "price"})
 
 
 # --- small helpers ----------------------------------------------------------------------------
@@ -576,7 +581,8 @@ def results(name: str, query: Mapping[str, Any] | None, locale: str, *,
             "placeholders": {},
             "status": _tx("ui.stale", loc, message=first_msg),
         }
-    return {"ok": True, "html": out.html, "errors": {}, "query": out.query, "form": out.form,
+    form = {k: _local_digits(v, loc) if k in _NUMERIC_FIELDS else v for k, v in out.form.items()}
+    return {"ok": True, "html": out.html, "errors": {}, "query": out.query, "form": form,
             "placeholders": out.placeholders, "status": out.summary}
 
 
@@ -598,6 +604,18 @@ def results_json(name: str, query_json: str, locale: str) -> str:
 
 
 # --- the form ---------------------------------------------------------------------------------
+
+
+_PLAIN_NUMBER = re.compile(r"[0-9]+(\.[0-9]+)?")
+_FA_DIGITS = str.maketrans("0123456789.", "۰۱۲۳۴۵۶۷۸۹٫")
+
+
+def _local_digits(value: str, loc: str) -> str:
+    """A plain number in a form field, in the locale's digits (Persian on fa pages; the engine
+    reads them back). Anything else (what a reader typed, an invalid value) stays as it is."""
+    if loc == "fa" and _PLAIN_NUMBER.fullmatch(value):
+        return value.translate(_FA_DIGITS)
+    return value
 
 
 class _Form:
@@ -651,6 +669,8 @@ class _Form:
              datalist: str = "", ltr: bool = False, cls: str = "", extra: str = "") -> str:
         fid, hid, eid = self.ids(name)
         value = self.values.get(name, "")
+        if inputmode in ("numeric", "decimal") or name == "params":
+            value = _local_digits(value, self.loc)
         attrs = [f'id="{fid}"', f'name="{_e(name)}"', 'type="text"', f'value="{_e(value)}"',
                  'autocomplete="off"', 'spellcheck="false"']
         if inputmode:

@@ -208,6 +208,20 @@ def test_form_starts_with_the_engines_defaults():
         assert control(name).get("placeholder") == fmt(getattr(arch, name), "number", "en")
 
 
+def test_persian_pages_show_persian_digits_in_the_fields():
+    root = dom(widget("cost", "fa"))
+    hours = root.find(lambda n: n.get("name") == "hours")
+    assert hours.get("value") == "۲۰" and hours.get("dir") == "ltr"
+    res = results("quick", {"n": "0.5", "bpp": "custom", "bpp_custom": "10"}, "fa")
+    assert res["form"]["n"] == "۰٫۵" and res["form"]["bpp_custom"] == "۱۰"
+    assert res["query"]["n"] == "0.5"  # the URL stays ASCII
+    again = results("quick", res["form"], "fa")  # and the engine reads the fields back
+    assert again["ok"] and again["query"] == res["query"]
+    # an invalid value is left exactly as typed
+    assert dom(widget("calculator", "fa", {"seq": "12x"})).find(
+        lambda n: n.get("name") == "seq").get("value") == "12x"
+
+
 def test_model_picker_is_a_native_combobox():
     root = dom(widget("calculator", "en"))
     model = root.find(lambda n: n.get("name") == "model")
