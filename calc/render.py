@@ -23,6 +23,7 @@ import json
 import re
 from decimal import Decimal
 from fractions import Fraction
+from functools import lru_cache
 from html import escape
 from typing import Any, Callable, Iterable, Mapping
 
@@ -320,7 +321,6 @@ def _calculator_results(est: Estimate, loc: str, wid: str) -> str:
         parts.append(f'<p class="calc-smallest" data-calc="smallest_gpu" data-value="none">'
                      f'{_e(_tx("ui.none_fit", loc))}</p>')
 
-    hours = fmt(EXAMPLE_HOURS, "hours", loc)
     rows = []
     for f in discrete:
         g = f.gpu
@@ -329,46 +329,68 @@ def _calculator_results(est: Estimate, loc: str, wid: str) -> str:
             cards_cell = _td_fig(f"cards.{g.id}", None, _tx("ui.no_cards", loc))
         else:
             cards_cell = _td_fig(f"cards.{g.id}", cards, fmt(cards, "number", loc))
-        if g.price_per_hour is None:
-            price_cell = f'<td data-calc="price.{_e(g.id)}" data-value="none">{_e(_tx("ui.no_price", loc))}</td>'
+        if g.price_per_hour is None or cards is None:
             cost_cell = f'<td data-calc="cost.{_e(g.id)}" data-value="none">—</td>'
         else:
-            price_cell = _td_fig(f"price.{g.id}", g.price_per_hour, fmt(g.price_per_hour, "USD", loc))
-            if cards is None:
-                cost_cell = f'<td data-calc="cost.{_e(g.id)}" data-value="none">—</td>'
-            else:
-                c = engine.cost(EXAMPLE_HOURS, g.price_per_hour * cards)
-                cost_cell = _td_fig(f"cost.{g.id}", c, fmt(c, "USD", loc))
-        rows.append(
-            f'<tr class="{"calc-row-fits" if f.fits else "calc-row-nofit"}" data-gpu="{_e(g.id)}">'
-            f'<th scope="row">{_e(g.name)}</th>'
-            f"{_td_fig(f'memory.{g.id}', g.memory_bytes, fmt(g.memory_bytes, unit, loc), 'bytes')}"
-            f"{_td_fig(f'usable.{g.id}', f.usable, fmt(f.usable, unit, loc), 'bytes')}"
-            f'<td data-calc="fits.{_e(g.id)}" data-value="{_raw(f.fits)}">{_yes_no(f.fits, loc)}</td>'
-            f"{cards_cell}{price_cell}{cost_cell}</tr>"
-        )
-    parts.append(_scroll_table(
-        wid, "gpus", _tx("ui.which_gpus", loc),
-        (_tx("field.gpu", loc), _tx("ui.memory", loc), _tx("ui.usable", loc, share=fmt(_dec_of(engine.DISCRETE_USABLE), "percent", loc)), _tx("ui.one_card", loc),
-         _tx("ui.cards_sharded", loc), _tx("field.price", loc), f'{_tx("ui.example_cost", loc)} ({hours})'),
-        rows, cls="calc-gpus"))
-
-    rows = []
-    for f in unified:
-        g = f.gpu
-        rows.append(
-            f'<tr class="{"calc-row-fits" if f.fits else "calc-row-nofit"}" data-gpu="{_e(g.id)}">'
-            f'<th scope="row">{_e(g.name)}</th>'
-            f"{_td_fig(f'memory.{g.id}', g.memory_bytes, fmt(g.memory_bytes, unit, loc), 'bytes')}"
-            f"{_td_fig(f'usable.{g.id}', f.usable, fmt(f.usable, unit, loc), 'bytes')}"
-            f'<td data-calc="fits.{_e(g.id)}" data-value="{_raw(f.fits)}">{_yes_no(f.fits, loc)}</td></tr>'
-        )
-    parts.append(_scroll_table(
-        wid, "unified", _tx("ui.unified_usable", loc),
-        (_tx("ui.machine", loc), _tx("ui.memory", loc), _tx("ui.usable", loc, share=fmt(_dec_of(engine.UNIFIED_USABLE), "percent", loc)), _tx("ui.fits", loc)),
-        rows, cls="calc-unified"))
+            c = engine.cost(EXAMPLE_HOURS, g.price_per_hour * cards)
+            cost_cell = _td_fig(f"cost.{g.id}", c, fmt(c, "USD", loc))
+        head, price_cell = _gpu_cells(g.id, unit, loc)
+        rows.append(f"{_row_start(g.id, f.fits)}{head}{_fits_cell(g.id, f.fits, loc)}"
+                    f"{cards_cell}{price_cell}{cost_cell}</tr>")
+    parts.append(_scroll_table(wid, "gpus", _tx("ui.which_gpus", loc), _gpu_heads(loc),
+                               rows, cls="calc-gpus"))
+    rows = [f"{_row_start(f.gpu.id, f.fits)}{_gpu_cells(f.gpu.id, unit, loc)[0]}"
+            f"{_fits_cell(f.gpu.id, f.fits, loc)}</tr>" for f in unified]
+    parts.append(_scroll_table(wid, "unified", _tx("ui.unified_usable", loc), _unified_heads(loc),
+                               rows, cls="calc-unified"))
     parts.append(f'<p class="calc-note">{_e(_tx("ui.prices_note", loc))}</p>')
     return "".join(parts)
+
+
+# Parts of the GPU tables that do not depend on the input: rendered once per unit and locale
+# (the worker re-renders the tables on every edit).
+
+
+def _row_start(gpu_id: str, fits: bool) -> str:
+    return (f'<tr class="{"calc-row-fits" if fits else "calc-row-nofit"}" '
+            f'data-gpu="{_e(gpu_id)}">')
+
+
+@lru_cache(maxsize=None)
+def _gpu_cells(gpu_id: str, unit: str, loc: str) -> tuple[str, str]:
+    """(name, memory and usable cells; price cell) of one catalog GPU."""
+    g = catalog.gpu(gpu_id)
+    usable = engine.usable_bytes(g)
+    head = (f'<th scope="row">{_e(g.name)}</th>'
+            f"{_td_fig(f'memory.{g.id}', g.memory_bytes, fmt(g.memory_bytes, unit, loc), 'bytes')}"
+            f"{_td_fig(f'usable.{g.id}', usable, fmt(usable, unit, loc), 'bytes')}")
+    if g.price_per_hour is None:
+        price = (f'<td data-calc="price.{_e(g.id)}" data-value="none">'
+                 f'{_e(_tx("ui.no_price", loc))}</td>')
+    else:
+        price = _td_fig(f"price.{g.id}", g.price_per_hour, fmt(g.price_per_hour, "USD", loc))
+    return head, price
+
+
+@lru_cache(maxsize=None)
+def _fits_cell(gpu_id: str, fits: bool, loc: str) -> str:
+    return f'<td data-calc="fits.{_e(gpu_id)}" data-value="{_raw(fits)}">{_yes_no(fits, loc)}</td>'
+
+
+@lru_cache(maxsize=None)
+def _gpu_heads(loc: str) -> tuple[str, ...]:
+    hours = fmt(EXAMPLE_HOURS, "hours", loc)
+    share = fmt(_dec_of(engine.DISCRETE_USABLE), "percent", loc)
+    return (_tx("field.gpu", loc), _tx("ui.memory", loc), _tx("ui.usable", loc, share=share),
+            _tx("ui.one_card", loc), _tx("ui.cards_sharded", loc), _tx("field.price", loc),
+            f'{_tx("ui.example_cost", loc)} ({hours})')
+
+
+@lru_cache(maxsize=None)
+def _unified_heads(loc: str) -> tuple[str, ...]:
+    share = fmt(_dec_of(engine.UNIFIED_USABLE), "percent", loc)
+    return (_tx("ui.machine", loc), _tx("ui.memory", loc), _tx("ui.usable", loc, share=share),
+            _tx("ui.fits", loc))
 
 
 def _adapter_results(d_in: int, d_out: int, rank: int, dtype: str, loc: str) -> str:
