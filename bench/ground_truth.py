@@ -1,0 +1,287 @@
+"""Ground truth for the accuracy page: real training steps counted byte by byte, on CPU.
+
+Not part of the test suite. Run it in its own environment (see `bench/requirements-truth.txt`):
+
+    python3 -m venv .venv-truth
+    .venv-truth/bin/pip install -r bench/requirements-truth.txt
+    .venv-truth/bin/python bench/ground_truth.py            # writes calc/data/ground_truth.json
+    .venv/bin/python bench/compare_truth.py                 # against calc's detailed mode
+
+About 12 minutes on two CPU cores (18 runs; the 8B runs take 25-75 s each).
+
+What it does, per configuration:
+
+- builds a Llama-shaped `LlamaForCausalLM` from an explicit `LlamaConfig` (the shapes of calc's
+  presets `llama-3.2-1b` and `llama-3.1-8b`), with random initialisation, inside PyTorch's
+  `FakeTensorMode`: tensors carry shape, dtype and storage size but no data, so an 8B model
+  costs no memory and no download;
+- full fine-tuning (all parameters BF16, `torch.optim.AdamW`: BF16 moments, what calc calls
+  `adamw-bf16`) or LoRA with PEFT (r = 16 on all linear layers, adapters kept in FP32 as PEFT
+  does by default, AdamW with FP32 moments);
+- gradient checkpointing on (non-reentrant `torch.utils.checkpoint`, HF's
+  `gradient_checkpointing_enable`) or off; batch 1; the lengths in LENGTHS; SDPA attention
+  (a fused, flash-style kernel: no s x s score matrix is kept), plus a few runs with HF's
+  "eager" attention (scores materialised) to check the no-flash term;
+- `torch.optim.AdamW` in its `foreach` form, which is what PyTorch picks by default for CUDA
+  tensors (on the CPU it would default to the per-parameter loop, with smaller temporaries);
+- three real training steps (forward, loss, backward, optimizer step, zero_grad) under
+  `torch.distributed._tools.mem_tracker.MemTracker`, which sees every tensor storage that
+  is created or freed and files it under parameters, buffers, gradients, activations,
+  temporaries (backward-pass tensors) or optimizer state, rounding each allocation up to 512
+  bytes as the CUDA caching allocator does. The peak and its breakdown are recorded.
+
+The tracker reports allocated bytes (what `torch.cuda.max_memory_allocated` would show), not
+the reserved memory of the caching allocator and not the CUDA context.
+
+Work-arounds (known pitfalls under fake tensors):
+1. the stock tracker registers gradient hooks on every parameter and fails on frozen ones:
+   `TrueTracker` installs them on trainable parameters only;
+2. PEFT's internal `.to(device)` moves fail on fake tensors; everything is on the CPU here, so
+   they are skipped (`_no_device_moves`);
+3. without explicit `position_ids` HF may take the fake input for packed sequences and build
+   a different attention path: `position_ids` are always passed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import gc
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.distributed._tools.mem_tracker import MemTracker, _MemRefType
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "calc" / "data" / "ground_truth.json"
+
+#: The shapes of calc's presets (calc/data/models.json), as LlamaConfig fields.
+MODELS = {
+    "llama-3.2-1b": dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
+                         num_attention_heads=32, num_key_value_heads=8, head_dim=64,
+                         vocab_size=128256, tie_word_embeddings=True),
+    "llama-3.1-8b": dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
+                         num_attention_heads=32, num_key_value_heads=8, head_dim=128,
+                         vocab_size=128256, tie_word_embeddings=False),
+}
+LENGTHS = (512, 2048)
+RANK = 16
+TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+STEPS = 3
+
+CATEGORIES = {
+    _MemRefType.PARAM: "parameters",
+    _MemRefType.BUFFER: "buffers",
+    _MemRefType.GRAD: "gradients",
+    _MemRefType.ACT: "activations",
+    _MemRefType.TEMP: "temporaries",
+    _MemRefType.OPT: "optimizer_state",
+    _MemRefType.OTH: "other",
+}
+
+
+class TrueTracker(MemTracker):
+    """MemTracker that installs gradient hooks on trainable parameters only (pitfall 1)."""
+
+    def _track_module_params_and_buffers(self, module, install_grad_hooks=True):
+        def _grad_hook(grad):
+            self._update_and_maybe_create_winfos(grad, _MemRefType.GRAD)
+
+        param_memory = 0
+        for param in module.parameters():
+            winfos = self._update_and_maybe_create_winfos(param, _MemRefType.PARAM)
+            param_memory += sum(w.mem_consumed for w in winfos)
+            if param.grad is not None:
+                self._update_and_maybe_create_winfos(param.grad, _MemRefType.GRAD)
+            if (install_grad_hooks and param.requires_grad
+                    and self._param_to_grad_hook_handles.get(param, None) is None):
+                self._param_to_grad_hook_handles[param] = (
+                    param.register_hook(_grad_hook),
+                    param.register_post_accumulate_grad_hook(lambda p: _grad_hook(p.grad)),
+                )
+        buffer_memory = 0
+        for buffer in module.buffers():
+            winfos = self._update_and_maybe_create_winfos(buffer, _MemRefType.BUFFER)
+            buffer_memory += sum(w.mem_consumed for w in winfos)
+        return param_memory, buffer_memory
+
+    def _update_peak_stats(self, peak_state):
+        """Only the global peak (the stock method also updates every active module's own peak
+        on every operation, which makes an 8B step take minutes)."""
+        for dev, dev_snap in self._curr_mem_snap.items():
+            if self._peak_mem.get(dev, 0) < dev_snap["Total"]:
+                self._peak_mem[dev] = dev_snap["Total"]
+                self._peak_mem_snap[dev] = dict(dev_snap)
+
+
+@contextlib.contextmanager
+def _no_device_moves():
+    """PEFT moves new adapter modules `.to(weight.device)` of the base layer; under fake
+    tensors that move fails ("Couldn't swap Linear.weight"), and on a CPU-only run it is a
+    no-op anyway (pitfall 2). While PEFT wraps the model, `Module.to` keeps everything on the
+    CPU and applies a dtype change by re-creating the parameters."""
+    orig = torch.nn.Module.to
+
+    def to(self, *args, **kwargs):
+        device, dtype, _, _ = torch._C._nn._parse_to(*args, **kwargs)
+        if device is not None and device.type != "cpu":
+            return orig(self, *args, **kwargs)
+        if dtype is not None:  # re-create the floating-point parameters in the new dtype
+            for mod in self.modules():
+                for name, p in list(mod._parameters.items()):
+                    if p is not None and p.is_floating_point() and p.dtype != dtype:
+                        mod._parameters[name] = torch.nn.Parameter(
+                            p.detach().to(dtype), requires_grad=p.requires_grad)
+        return self
+
+    torch.nn.Module.to = to
+    try:
+        yield
+    finally:
+        torch.nn.Module.to = orig
+
+
+def build(model_id: str, method: str, ckpt: bool, attn: str):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(**MODELS[model_id], max_position_embeddings=8192,
+                      attn_implementation=attn, use_cache=False)
+    torch.set_default_dtype(torch.bfloat16)
+    try:
+        model = LlamaForCausalLM(cfg)
+    finally:
+        torch.set_default_dtype(torch.float32)
+    model.train()
+    if ckpt:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if method == "lora":
+        from peft import LoraConfig, get_peft_model
+
+        model.enable_input_require_grads() if ckpt else None
+        with _no_device_moves():
+            model = get_peft_model(model, LoraConfig(r=RANK, lora_alpha=2 * RANK, lora_dropout=0.0,
+                                                     target_modules=TARGETS, bias="none",
+                                                     task_type="CAUSAL_LM"))
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    return model, trainable
+
+
+def run(model_id: str, method: str, ckpt: bool, seq: int, attn: str = "sdpa") -> dict:
+    t0 = time.perf_counter()
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        model, trainable = build(model_id, method, ckpt, attn)
+        # foreach=True: what AdamW picks by default for CUDA tensors (one list-sized temporary
+        # during the step); on CPU it would default to the per-parameter loop.
+        opt = torch.optim.AdamW(trainable, lr=1e-4, foreach=True)
+        vocab = MODELS[model_id]["vocab_size"]
+        ids = torch.randint(0, vocab, (1, seq))
+        pos = torch.arange(seq).unsqueeze(0)
+        tracker = TrueTracker()
+        tracker.track_external(model, opt)
+        per_step = []
+        with tracker:
+            for _ in range(STEPS):
+                out = model(input_ids=ids, position_ids=pos, labels=ids)
+                out.loss.backward()
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+                del out
+                tracker.reset_mod_stats()  # per-module stats are per iteration
+                snap = tracker.get_tracker_snapshot("peak")
+                per_step.append(sum(v.get("Total", 0) for v in snap.values()))
+        peak = tracker.get_tracker_snapshot("peak")
+        n_train = sum(p.numel() for p in trainable)
+        n_all = sum(p.numel() for p in model.parameters())
+    (dev_snap,) = peak.values()
+    cats = {CATEGORIES[k]: int(v) for k, v in dev_snap.items() if k in CATEGORIES}
+    row = {
+        "model": model_id,
+        "method": method,
+        "rank": RANK if method == "lora" else None,
+        "targets": "all-linear" if method == "lora" else None,
+        "seq": seq,
+        "batch": 1,
+        "ckpt": ckpt,
+        "optimizer": "adamw" if method == "lora" else "adamw-bf16",
+        "flash": attn != "eager",
+        "attn_implementation": attn,
+        "params_counted": int(n_all),
+        "trainable_params": int(n_train),
+        "peak_bytes": int(dev_snap["Total"]),
+        "components": cats,
+        "peak_after_step": per_step,
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+    del model, opt, tracker
+    gc.collect()
+    return row
+
+
+def configurations(only: str | None):
+    runs = []
+    for model_id in MODELS:
+        for method in ("full", "lora"):
+            for ckpt in (True, False):
+                for seq in LENGTHS:
+                    runs.append((model_id, method, ckpt, seq, "sdpa"))
+    # attention without flash (HF "eager": the s x s scores are kept), small model only
+    for seq in LENGTHS:
+        runs.append(("llama-3.2-1b", "lora", False, seq, "eager"))
+    if only:
+        runs = [r for r in runs if only in r[0]]
+    return runs
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", help="run only the models whose id contains this text")
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args(argv)
+
+    import peft
+    import transformers
+
+    rows = []
+    for model_id, method, ckpt, seq, attn in configurations(args.only):
+        row = run(model_id, method, ckpt, seq, attn)
+        print(f"{model_id:14} {method:5} ckpt={ckpt!s:5} seq={seq:5} {attn:5} "
+              f"peak {row['peak_bytes'] / 2**30:7.2f} GiB  ({row['seconds']} s)", flush=True)
+        rows.append(row)
+    doc = {
+        "_about": {
+            "what": "Peak allocated bytes of real training steps of Llama-shaped models, counted "
+                    "per category by PyTorch's MemTracker under FakeTensorMode on CPU "
+                    "(bench/ground_truth.py). Allocated, not reserved: no allocator cache, no "
+                    "CUDA context.",
+            "command": ".venv-truth/bin/python bench/ground_truth.py",
+            "date": dt.date.today().isoformat(),
+            "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
+                         "peft": peft.__version__, "python": sys.version.split()[0]},
+            "steps": STEPS,
+            "notes": [
+                "Full fine-tuning: all parameters BF16, torch.optim.AdamW (moments in the "
+                "parameter dtype, BF16): calc optimizer adamw-bf16.",
+                "LoRA: PEFT, r=16 on q,k,v,o,gate,up,down, lora_alpha=32, dropout 0; adapter "
+                "weights FP32 (PEFT's autocast_adapter_dtype default); AdamW moments FP32.",
+                "Gradient checkpointing: HF gradient_checkpointing_enable, non-reentrant.",
+                "Attention: 'sdpa' (fused kernel, no s x s scores) unless attn_implementation "
+                "says 'eager'.",
+                "components: the breakdown at the moment of the peak; 'temporaries' are tensors "
+                "created during the backward pass (activation gradients and recomputed "
+                "activations).",
+            ],
+        },
+        "runs": rows,
+    }
+    args.out.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"wrote {args.out} ({len(rows)} runs)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
