@@ -115,13 +115,43 @@ STATE_BYTES_FP32: dict[Optimizer, Fraction] = {
     Optimizer.ADAFACTOR: Fraction(0),
     Optimizer.LION: Fraction(4),
 }
-#: Logits and loss: BF16 logits (2) + the FP32 upcast Hugging Face makes for the loss (4) +
-#: log-softmax kept for the backward pass (4), per token and vocabulary entry.
-LOGITS_BYTES = 2 + 4 + 4
-#: Korthikanti et al.'s attention-score term without flash attention: 5 a s / h per token and
-#: hidden unit (scores, softmax, dropout mask), i.e. 5 a s^2 b bytes per layer.
-ATTN_SCORE_BYTES = 5
-
+#: Logits and loss, per token and vocabulary entry, at the loss's backward pass (Hugging Face's
+#: `ForCausalLMLoss`: logits upcast to FP32, then cross-entropy): the BF16 logits the model
+#: returns (2) + the FP32 log-softmax kept for the backward pass (4) + the FP32 gradients of the
+#: log-probabilities and of the upcast logits, both alive at once (4 + 4). The FP32 upcast
+#: itself is freed after the forward pass.
+#: Evidence (bench/ground_truth.py, PyTorch MemTracker): a one-layer model with a 128,256-entry
+#: vocabulary peaks at 14.07 bytes per token and vocabulary entry of activations plus
+#: temporaries, LoRA and full alike. The first version counted the forward peak only
+#: (2 + 4 + 4 = 10) and fell short on every long-sequence run.
+LOGITS_BYTES = 2 + 4 + 4 + 4
+#: Attention scores without flash attention, per score element and layer (a s^2 b per layer).
+#: Korthikanti et al. count 5 (BF16 scores 2 + softmax 2 + dropout mask 1); Hugging Face's eager
+#: attention keeps the softmax in FP32 (4) and its BF16 copy for the product with v (2), and
+#: with attention dropout 0 (Llama's default) no mask: 6. Evidence: eager minus SDPA on
+#: Llama 3.2 1B, LoRA, batch 1, length 2048: 5.87 bytes per score element and layer.
+ATTN_SCORE_BYTES = 6
+#: PEFT's LoRA layers cast their input to the adapter's dtype before `lora_A`; with FP32
+#: adapters that is an FP32 copy of every adapted projection's input, kept for the backward
+#: pass (bytes per input feature and token): 4 x the sum of d_in over the targeted modules of
+#: a layer (q, k and v each make their own copy). Evidence: Llama 3.2 1B, LoRA r = 16 on all
+#: linear layers, no checkpointing: 179 kB per layer and token measured (slope between
+#: lengths 512 and 2048), against 100 kB from the layer formula alone and 182 kB with this term.
+ADAPTER_INPUT_BYTES = 4
+#: The optimizer step's temporaries, per trainable parameter: PyTorch's AdamW in its default
+#: `foreach` form on CUDA computes sqrt(v) for every parameter at once (one list the size of
+#: a moment: 4 bytes in FP32, 2 in BF16) while weights, gradients and state are all alive and
+#: the activations are already freed; so the step's peak is weights + gradients + state + this,
+#: and the estimate takes the larger of it and the forward/backward peak. Evidence: full
+#: fine-tuning, pure BF16, of Llama 3.2 1B and Llama 3.1 8B peaks at the step with 2 bytes per
+#: parameter of optimizer temporaries (1B: 6.91 GiB of optimizer memory for 4.60 GiB of moments).
+#: Other optimizers: not measured, counted as 0 (bitsandbytes' 8-bit step is a fused kernel;
+#: SGD's momentum update is in place).
+STEP_TEMP_BYTES: dict[Optimizer, int] = {
+    Optimizer.ADAMW: 4,
+    Optimizer.ADAMW_NO_MASTER: 4,
+    Optimizer.ADAMW_BF16: 2,
+}
 
 def _round(x: Fraction | Decimal) -> int:
     """Round half up (away from zero) to a whole number of bytes."""
@@ -328,7 +358,9 @@ def layer_activation_bytes_per_token(arch: Architecture, seq: int, flash: bool) 
     attention: norm output (2h) + q (2 q_dim) + k and v (2 kv_dim each) + attention output
     (2 q_dim); MLP: norm output (2h) + gate, SiLU(gate), up and their product (4 x 2 ffn);
     the two RMSNorms keep their input upcast to FP32 (2 x 4h). Without flash attention,
-    Korthikanti's 5 a s per token for the score matrix."""
+    ATTN_SCORE_BYTES x a s per token for the score matrix.
+    Checked against bench/ground_truth.py (calc/data/ground_truth.json): with the LoRA term
+    below the measured per-layer slope is within a few percent."""
     h, q, kv, f = arch.hidden, arch.q_dim, arch.kv_dim, arch.ffn
     per = 2 * h + 2 * q + 4 * kv + 2 * q + 2 * h + 8 * f + 8 * h
     if not flash:
@@ -336,8 +368,24 @@ def layer_activation_bytes_per_token(arch: Architecture, seq: int, flash: bool) 
     return per
 
 
+def adapter_input_bytes_per_token(arch: Architecture, targets: Targets) -> int:
+    """The FP32 copies of the adapted projections' inputs that PEFT keeps per layer and token
+    (see ADAPTER_INPUT_BYTES)."""
+    shapes = arch.linear_shapes()
+    return ADAPTER_INPUT_BYTES * sum(shapes[m][0] for m in targets.modules)
+
+
 def estimate_detailed(inputs: Inputs) -> Estimate:
-    """Planning formula plus the documented terms (see the site's "How it is calculated")."""
+    """Planning formula plus the documented terms (see the site's "How it is calculated").
+
+    Changes after the comparison with measured peaks (calc/data/ground_truth.json and
+    calc/data/measurements.json; the accuracy page shows both):
+    - logits and loss: 14 bytes per token and vocabulary entry, not 10 (LOGITS_BYTES);
+    - attention without flash attention: 6 bytes per score element, not 5 (ATTN_SCORE_BYTES);
+    - LoRA/QLoRA: PEFT's FP32 copies of every adapted layer's input (ADAPTER_INPUT_BYTES);
+    - the optimizer step's temporaries (STEP_TEMP_BYTES) when they exceed the activations and
+      logits freed before the step: added to `optimizer`.
+    """
     arch, method = inputs.arch, inputs.method
     t = trainable_params(inputs)
     tokens = inputs.seq * inputs.batch
@@ -356,16 +404,21 @@ def estimate_detailed(inputs: Inputs) -> Estimate:
             opt = FP32_BYTES + STATE_BYTES_FP32[Optimizer.ADAMW_8BIT]
         optimizer = _round(Fraction(opt) * t)
         copies = 0
+        per_layer = layer_activation_bytes_per_token(arch, inputs.seq, inputs.flash)
     else:  # FP32 adapters: FP32 gradients, no separate master copy
         grads = t * FP32_BYTES
         optimizer = _round(STATE_BYTES_FP32[inputs.optimizer] * t)
         copies = t * FP32_BYTES + upcast
-    layer = layer_activation_bytes_per_token(arch, inputs.seq, inputs.flash) * tokens
+        per_layer = (layer_activation_bytes_per_token(arch, inputs.seq, inputs.flash)
+                     + adapter_input_bytes_per_token(arch, inputs.targets))
+    layer = per_layer * tokens
     if inputs.ckpt:  # every layer's input, plus one layer recomputed during the backward pass
         acts = arch.layers * ACT_BYTES_CKPT * arch.hidden * tokens + layer
     else:
         acts = arch.layers * layer
     logits = tokens * arch.vocab * LOGITS_BYTES
+    step = STEP_TEMP_BYTES.get(inputs.optimizer, 0) * t  # foreach AdamW: sqrt(v) for all
+    optimizer += max(0, step - acts - logits)  # the step's peak, when above the backward's
     components = (
         ("base_weights", base),
         ("fp32_copies", copies),

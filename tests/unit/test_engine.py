@@ -211,7 +211,7 @@ def test_detailed_adds_terms_and_never_goes_below_planning_activations():
         for ckpt in (True, False):
             plan = estimate(Inputs(arch=LLAMA3_8B, method=method, ckpt=ckpt))
             det = _detailed(method=method, ckpt=ckpt)
-            assert det.get("logits") == 2048 * 128256 * 10
+            assert det.get("logits") == 2048 * 128256 * engine.LOGITS_BYTES
             assert det.get("activations") >= plan.get("activations")
             assert det.total > plan.total
 
@@ -225,8 +225,9 @@ def test_detailed_lora_keeps_fp32_adapters_without_master_copy():
 
 def test_detailed_without_flash_attention_adds_the_score_matrix():
     on, off = _detailed(flash=True), _detailed(flash=False)
-    # one recomputed layer keeps 5 a s^2 b bytes more (checkpointing on)
-    assert off.get("activations") - on.get("activations") == 5 * 32 * 2048 * 2048
+    # one recomputed layer keeps ATTN_SCORE_BYTES x a s^2 b bytes more (checkpointing on)
+    score = engine.ATTN_SCORE_BYTES
+    assert off.get("activations") - on.get("activations") == score * 32 * 2048 * 2048
     off_nockpt = _detailed(flash=False, ckpt=False)
     on_nockpt = _detailed(flash=True, ckpt=False)
-    assert off_nockpt.get("activations") - on_nockpt.get("activations") == 32 * 5 * 32 * 2048 * 2048
+    assert off_nockpt.get("activations") - on_nockpt.get("activations") == 32 * score * 32 * 2048 * 2048
