@@ -4,11 +4,10 @@ pytest-playwright.
 
 - `browser_type_launch_args`: /usr/bin/chromium (no browser download works offline), or
   $CHROMIUM; the flags a container needs.
-- `calc_site`: the site built once per session into a temporary directory and served on a free
-  loopback port by the project's serve.py (application/wasm, text/javascript). The build's
-  `site_url` is that server's URL, so the absolute hreflang alternates (and the sitemaps
-  Material fetches beside them) stay on the served origin and a test can demand that no
-  request leaves it.
+- `calc_site`: the session's site from tests/conftest.py (`built_site`, a real `mkdocs build
+  --strict`, served by serve.py at `site_url`, the address it was built for), so the absolute
+  hreflang alternates (and the sitemaps Material fetches beside them) stay on the served
+  origin and a test can demand that no request leaves it.
 - `site_context`: one browser context for the whole session (shared HTTP cache: Pyodide's
   files are fetched once), with a long-task observer on every page.
 - `Watch` (browser_helpers): records every request, console error and page error of a page, for
@@ -18,9 +17,6 @@ pytest-playwright.
 from __future__ import annotations
 
 import os
-import re
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -29,7 +25,6 @@ import pytest
 
 from browser_helpers import Watch
 
-ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -67,31 +62,15 @@ class Site:
 
 
 @pytest.fixture(scope="session")
-def calc_site(tmp_path_factory) -> Site:
-    sys.path.insert(0, str(ROOT))
-    try:
-        from serve import serve_in_thread
-    finally:
-        sys.path.remove(str(ROOT))
-    directory = tmp_path_factory.mktemp("calc-site")
-    server, url = serve_in_thread(directory)  # serves the directory once it is built
-    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
-    config, n = re.subn(r"(?m)^site_url:.*$", f"site_url: {url}", config)
-    assert n == 1, "mkdocs.yml has no top-level site_url"
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", "-",
-         "--site-dir", str(directory)],
-        input=config, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    if proc.returncode != 0:
-        server.shutdown()
-        pytest.fail(f"mkdocs build --strict failed:\n{proc.stdout}\n{proc.stderr}")
+def calc_site(built_site, site_url) -> Site:
+    """The session's site (tests/conftest.py: built once for, and served at, `site_url`)."""
+    page = (built_site / "calculator" / "index.html").read_text(encoding="utf-8")
+    assert f'href="{site_url}tr/calculator/"' in page, \
+        f"the site was not built for {site_url} (SITE_URL): its hreflang links point elsewhere"
     for needed in ("assets/pyodide/pyodide.asm.wasm", "assets/calc/manifest.json",
                    "assets/calc/worker.js", "assets/calc/page.js"):
-        assert (directory / needed).is_file(), f"the built site lacks {needed}"
-    yield Site(directory, url)
-    server.shutdown()
-    server.server_close()
+        assert (built_site / needed).is_file(), f"the built site lacks {needed}"
+    return Site(built_site, site_url)
 
 
 @pytest.fixture(scope="session")
