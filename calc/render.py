@@ -885,6 +885,7 @@ def widget(name: str, locale: str, query: Mapping[str, Any] | None = None, *,
         f'<div class="calc-bar">'
         f'<p class="calc-status" id="{wid}-status" role="status" data-calc-status>'
         f"{_e(state_text)}</p>"
+        f'<noscript><p class="calc-noscript">{_e(_tx("ui.error_load", loc))}</p></noscript>'
         f'<button type="button" class="md-button calc-copy" data-calc-copy>'
         f'{_e(_tx("ui.copy_link", loc))}</button>'
         f'<button type="reset" form="{wid}-form" class="md-button calc-reset">'

@@ -71,3 +71,31 @@ def test_failure_is_visible_and_the_static_figures_stay(browser, calc_site, what
         assert_figures(figures(page, "calculator"), expected_calculator({}, locale))
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("locale", ["en", "fa"])
+def test_without_javascript(browser, calc_site, locale):
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(calc_site.page_url(locale, "calculator"))
+        r = root(page, "calculator")
+        assert_figures(figures_static(page), expected_calculator({}, locale))
+        assert r.locator("noscript").count() == 1
+        assert t("ui.error_load", locale) in page.content()
+        assert not r.locator("[data-calc-status]").is_visible()
+        assert not r.locator("[data-calc-copy]").is_visible()
+    finally:
+        context.close()
+
+
+def figures_static(page):
+    """figures() without running page JavaScript: read the DOM through Playwright locators."""
+    out = {}
+    for el in page.locator("[data-calc-widget] [data-calc-results] [data-calc]").all():
+        name = el.get_attribute("data-calc")
+        if el.get_attribute("data-bytes") is not None:
+            out[name] = ("bytes", el.get_attribute("data-bytes"), el.text_content())
+        else:
+            out[name] = ("value", el.get_attribute("data-value"), el.text_content())
+    return out
