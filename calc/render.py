@@ -34,7 +34,7 @@ from .errors import CalcError
 from .fields import ARCH_FIELDS, CUSTOM, DEFAULT_MODEL, first, parse, parse_adapter, parse_cost, \
     parse_quick, to_query
 from .fmt import fmt
-from .i18n import locale_dir, lookup, normalize_locale, t
+from .i18n import catalog as catalog_of, locale_dir, lookup, normalize_locale, t
 from .types import GpuKind, Method, Mode, Optimizer, Targets, Unit
 
 __all__ = ["WIDGETS", "widget", "results", "results_json", "DEFAULT_QUERY", "EXAMPLE_HOURS"]
@@ -259,9 +259,10 @@ _TEXT: dict[str, dict[str, str]] = {
 
 def _tx(key: str, loc: str, **params: object) -> str:
     """`t`, with this module's own texts for keys the shared catalogs do not have yet."""
-    if _has(key, loc):
-        return t(key, loc, **params)
-    text = _TEXT.get(loc, {}).get(key) or _TEXT["en"].get(key)
+    own = _TEXT.get(loc, {}).get(key)
+    if key in catalog_of(loc) or (own is None and _has(key, loc)):
+        return t(key, loc, **params)  # the locale's catalog first, then English's
+    text = own or _TEXT["en"].get(key)
     if text is None:
         raise KeyError(f"no text for {key!r}")
     values = {k: (fmt(v, "number", loc) if isinstance(v, (int, float, Decimal))
