@@ -99,3 +99,23 @@ def figures_static(page):
         else:
             out[name] = ("value", el.get_attribute("data-value"), el.text_content())
     return out
+
+
+def test_a_corrupt_wheel_is_refused(browser, calc_site):
+    """The wheel must match the checksum in manifest.json (a stale cache, a truncated upload)."""
+    context = browser.new_context()
+    try:
+        def truncated(route):
+            response = route.fetch()
+            route.fulfill(response=response, body=response.body()[:-100])
+
+        context.route("**/assets/calc/*.whl", truncated)
+        page = context.new_page()
+        page.goto(calc_site.page_url("tr", "calculator"))
+        page.wait_for_selector('[data-calc-widget="calculator"][data-state="error"]',
+                               state="attached", timeout=30_000)
+        status = root(page, "calculator").locator("[data-calc-status]").text_content()
+        assert status == t("ui.error_load", "tr")
+        assert_figures(figures(page, "calculator"), expected_calculator({}, "tr"))
+    finally:
+        context.close()

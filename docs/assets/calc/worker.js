@@ -37,12 +37,19 @@ async function fetchWheel() {
   }
   const url = new URL(file, manifestURL);
   const buffer = await (await fetchOk(url, "wheel")).arrayBuffer();
+  // The manifest's checksum catches a stale or truncated wheel (crypto.subtle exists only in
+  // secure contexts: https and localhost).
+  if (typeof manifest.sha256 === "string" && self.crypto && crypto.subtle) {
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", buffer));
+    const hex = Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+    if (hex !== manifest.sha256.toLowerCase()) throw new Error(`wheel: checksum mismatch for ${url}`);
+  }
   return buffer;
 }
 
 // loadPyodide never settles when the .wasm is missing, blocked or served with a wrong MIME
-// type: check it first (a HEAD request), so the page can say so at once instead of waiting
-// for its timeout.
+// type: check it (a HEAD request, in parallel), so the page can say so at once instead of
+// waiting for its timeout.
 async function checkWasm() {
   if (typeof WebAssembly !== "object") throw new Error("WebAssembly is not available");
   const url = new URL("pyodide.asm.wasm", pyodideBase);
@@ -70,7 +77,7 @@ const ready = (async () => {
   post({ type: "status", stage: "runtime" });
   const wheel = fetchWheel();
   wheel.catch(report); // at once: no need to wait for the runtime to say the wheel is missing
-  await checkWasm();
+  checkWasm().catch(report); // beside the runtime's own download, which would only hang
   const { loadPyodide } = await import(new URL("pyodide.mjs", pyodideBase).href);
   const pyodide = await loadPyodide({
     indexURL: pyodideBase.href,
