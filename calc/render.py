@@ -31,7 +31,7 @@ from . import catalog, engine
 from .chart import stacked_bar, swatch
 from .engine import Estimate, QUICK_PRESETS, estimate, gpu_fit
 from .errors import CalcError
-from .fields import ARCH_FIELDS, CUSTOM, DEFAULT_MODEL, first, parse, parse_adapter, parse_cost, \
+from .fields import ARCH_FIELDS, CUSTOM, first, parse, parse_adapter, parse_cost, \
     parse_quick, to_query
 from .fmt import fmt
 from .i18n import catalog as catalog_of, locale_dir, lookup, normalize_locale, t
