@@ -90,11 +90,14 @@ def _tpl(key: str, loc: str, **html: str) -> str:
 # --- cells ------------------------------------------------------------------------------------
 
 
-def _model_name(run: Run) -> str:
+def _model_name(run: Run, loc: str) -> str:
+    """The preset's catalog name (escaped), or "Custom model" with its parameter count."""
     try:
-        return catalog.model(run.fields.get("model", "")).name
+        return _e(catalog.model(run.fields.get("model", "")).name)
     except Exception:  # noqa: BLE001 - a custom architecture has no catalog name
-        return run.fields.get("model", "")
+        params = run.planning.inputs.arch.params
+        return (f'{_e(t("ui.custom_model", loc))} ('
+                f'{_fig("params", fmt(params, "params", loc), value=str(params))})')
 
 
 def _settings(run: Run, loc: str) -> str:
@@ -154,7 +157,7 @@ def _header(loc: str, first: str) -> list[str]:
 def _config(run: Run, gpu: str, loc: str) -> str:
     """Model, method and GPU on the first line, the settings below in small type."""
     method = _e(t("method." + run.fields.get("method", "lora"), loc))
-    return (f"{_e(_model_name(run))}{_COMMA.get(loc, ', ')}{method} · {gpu}"
+    return (f"{_model_name(run, loc)}{_COMMA.get(loc, ', ')}{method} · {gpu}"
             f"<br><small>{_settings(run, loc)}</small>")
 
 

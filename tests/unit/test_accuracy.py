@@ -95,7 +95,7 @@ def test_ground_truth_is_complete():
             assert r["trainable_params"] == engine.lora_trainable_params(
                 arch, r["rank"], parse(interface(r)).targets)
     # methods, checkpointing and lengths all vary
-    assert {r["method"] for r in runs} == {"full", "lora"}
+    assert {r["method"] for r in runs} >= {"full", "lora"}
     assert {r["ckpt"] for r in runs} == {True, False}
     assert len({r["seq"] for r in runs}) >= 2
 
@@ -103,8 +103,8 @@ def test_ground_truth_is_complete():
 def test_ground_truth_models_are_the_presets():
     """The script's LlamaConfig shapes are the presets' (so its parameter count is calc's)."""
     for r in TRUTH["runs"]:
-        arch = parse({"model": r["model"]}).arch
         if r["method"] == "full":
+            arch = parse({"model": r["model"]}).arch
             assert r["params_counted"] == arch.params, r["model"]
 
 
