@@ -267,6 +267,24 @@ def test_url_round_trip(open_page, locale):
     watch.check()
 
 
+def test_language_switch_keeps_the_calculation(open_page, calc_site):
+    """A colleague's English link, switched to Persian: same page, same settings, same anchor,
+    the same calculation formatted for the Persian reader."""
+    page, watch = open_page("en", "calculator", urlencode(URL_QUERY))
+    page.goto(page.url + "#how-to-use")
+    wait_ready(page, "calculator")
+    page.locator(".md-header .md-select").first.hover()
+    page.locator('.md-select a[hreflang="fa"]').first.click()
+    page.wait_for_url("**/fa/calculator/**")
+    parts = urlsplit(page.url)
+    assert parts.path.endswith("/fa/calculator/") and parts.fragment == "how-to-use"
+    assert parse(dict(parse_qsl(parts.query))) == parse(URL_QUERY)  # canonical form of the link
+    assert page.locator("html").get_attribute("dir") == "rtl"
+    wait_ready(page, "calculator")
+    assert_figures(figures(page, "calculator"), expected_calculator(URL_QUERY, "fa"))
+    watch.check()
+
+
 @pytest.mark.parametrize("locale", ["fa"])
 def test_bad_values_in_a_link(open_page, locale):
     bad = {"seq": "<img src=x onerror=alert(1)>", "method": "dpo", "batch": "4"}

@@ -1,5 +1,6 @@
 // Language switcher: go to the same page in the other language *and* keep the #anchor
-// (FAQ ids are identical in every locale). static-i18n already points each entry of
+// (FAQ ids are identical in every locale) and the query (a calculator's state: the field
+// names are the same in every locale, so the other language shows the same calculation). static-i18n already points each entry of
 // Material's language menu at the translated page; Material's own click handling would
 // replace that link by the other language's home page, so this one runs first (capture).
 (function () {
@@ -15,6 +16,9 @@
       return;
     }
     var url = new URL(link.getAttribute("href"), window.location.href);
+    if (window.location.search && !url.search) {
+      url.search = window.location.search;
+    }
     if (window.location.hash && !url.hash) {
       url.hash = window.location.hash;
     }
