@@ -7,7 +7,8 @@ Not part of the test suite. Run it in its own environment (see `bench/requiremen
     .venv-truth/bin/python bench/ground_truth.py            # writes calc/data/ground_truth.json
     .venv/bin/python bench/compare_truth.py                 # against calc's detailed mode
 
-About 12 minutes on two CPU cores (18 runs; the 8B runs take 25-75 s each).
+About 20 minutes on two CPU cores: 18 runs under fake tensors (the 8B ones take 25-75 s
+each) and the QLoRA run with real tensors (about 7 minutes).
 
 What it does, per configuration:
 
@@ -24,6 +25,8 @@ What it does, per configuration:
   "eager" attention (scores materialised) to check the no-flash term;
 - `torch.optim.AdamW` in its `foreach` form, which is what PyTorch picks by default for CUDA
   tensors (on the CPU it would default to the per-parameter loop, with smaller temporaries);
+- QLoRA once, on a small custom Llama-shaped model with real tensors (bitsandbytes' 4-bit
+  layers do not run on fake tensors; on the CPU they are slow): `run_qlora`;
 - three real training steps (forward, loss, backward, optimizer step, zero_grad) under
   `torch.distributed._tools.mem_tracker.MemTracker`, which sees every tensor storage that
   is created or freed and files it under parameters, buffers, gradients, activations,
@@ -69,6 +72,11 @@ MODELS = {
                          num_attention_heads=32, num_key_value_heads=8, head_dim=128,
                          vocab_size=128256, tie_word_embeddings=False),
 }
+#: A small Llama-shaped model (calc's `custom` architecture) for the QLoRA run, which needs real
+#: tensors: bitsandbytes' 4-bit layers run on the CPU, but slowly (about 7 minutes for this one).
+QLORA_ARCH = dict(layers=4, hidden=1024, ffn=4096, heads=16, kv_heads=4, head_dim=64,
+                  vocab=32000, tied=False)
+QLORA_SEQ = 512
 LENGTHS = (512, 2048)
 RANK = 16
 TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
@@ -222,6 +230,74 @@ def run(model_id: str, method: str, ckpt: bool, seq: int, attn: str = "sdpa") ->
     return row
 
 
+def run_qlora(seq: int = QLORA_SEQ) -> dict:
+    """QLoRA as PEFT users run it: a BF16 checkpoint (random weights, saved locally) loaded with
+    bitsandbytes NF4 and double quantisation, `prepare_model_for_kbit_training`, LoRA r = 16 on
+    all linear layers; real tensors on the CPU (bitsandbytes' 4-bit layers cannot run on fake
+    tensors), no gradient checkpointing."""
+    import tempfile
+
+    from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
+    from transformers import BitsAndBytesConfig, LlamaConfig, LlamaForCausalLM
+
+    t0 = time.perf_counter()
+    a = QLORA_ARCH
+    cfg = LlamaConfig(hidden_size=a["hidden"], intermediate_size=a["ffn"],
+                      num_hidden_layers=a["layers"], num_attention_heads=a["heads"],
+                      num_key_value_heads=a["kv_heads"], head_dim=a["head_dim"],
+                      vocab_size=a["vocab"], tie_word_embeddings=a["tied"],
+                      attn_implementation="sdpa", use_cache=False)
+    torch.manual_seed(0)
+    torch.set_default_dtype(torch.bfloat16)
+    try:
+        base = LlamaForCausalLM(cfg)
+    finally:
+        torch.set_default_dtype(torch.float32)
+    with tempfile.TemporaryDirectory() as tmp:
+        base.save_pretrained(tmp)
+        del base
+        quant = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+                                   bnb_4bit_use_double_quant=True,
+                                   bnb_4bit_compute_dtype=torch.bfloat16)
+        model = LlamaForCausalLM.from_pretrained(tmp, quantization_config=quant,
+                                                 device_map="cpu", dtype=torch.bfloat16)
+    model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
+    model = get_peft_model(model, LoraConfig(r=RANK, lora_alpha=2 * RANK, lora_dropout=0.0,
+                                             target_modules=TARGETS, bias="none",
+                                             task_type="CAUSAL_LM"))
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(trainable, lr=1e-4, foreach=True)
+    ids = torch.randint(0, a["vocab"], (1, seq))
+    pos = torch.arange(seq).unsqueeze(0)
+    tracker = TrueTracker()
+    tracker.track_external(model, opt)
+    per_step = []
+    with tracker:
+        for _ in range(STEPS):
+            out = model(input_ids=ids, position_ids=pos, labels=ids)
+            out.loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            del out
+            tracker.reset_mod_stats()
+            snap = tracker.get_tracker_snapshot("peak")
+            per_step.append(sum(v.get("Total", 0) for v in snap.values()))
+    (dev_snap,) = tracker.get_tracker_snapshot("peak").values()
+    row = {
+        "model": "custom", **a,
+        "method": "qlora", "rank": RANK, "targets": "all-linear", "seq": seq, "batch": 1,
+        "ckpt": False, "optimizer": "adamw", "flash": True, "attn_implementation": "sdpa",
+        "tensors": "real (bitsandbytes on CPU)",
+        "params_counted": int(sum(p.numel() for p in model.parameters())),
+        "trainable_params": int(sum(p.numel() for p in trainable)),
+        "peak_bytes": int(dev_snap["Total"]),
+        "components": {CATEGORIES[k]: int(v) for k, v in dev_snap.items() if k in CATEGORIES},
+        "peak_after_step": per_step,
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+    return row
+
+
 def configurations(only: str | None):
     runs = []
     for model_id in MODELS:
@@ -232,15 +308,26 @@ def configurations(only: str | None):
     # attention without flash (HF "eager": the s x s scores are kept), small model only
     for seq in LENGTHS:
         runs.append(("llama-3.2-1b", "lora", False, seq, "eager"))
+    runs.append(("custom", "qlora", False, QLORA_SEQ, "sdpa"))  # real tensors, see run_qlora
     if only:
         runs = [r for r in runs if only in r[0]]
     return runs
+
+
+def _bnb_version() -> str | None:
+    try:
+        import bitsandbytes
+    except ImportError:
+        return None
+    return bitsandbytes.__version__
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", help="run only the models whose id contains this text")
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the other runs already in --out, replace those run again")
     args = ap.parse_args(argv)
 
     import peft
@@ -248,10 +335,19 @@ def main(argv=None) -> int:
 
     rows = []
     for model_id, method, ckpt, seq, attn in configurations(args.only):
-        row = run(model_id, method, ckpt, seq, attn)
+        if method == "qlora":
+            row = run_qlora(seq)
+        else:
+            row = run(model_id, method, ckpt, seq, attn)
         print(f"{model_id:14} {method:5} ckpt={ckpt!s:5} seq={seq:5} {attn:5} "
               f"peak {row['peak_bytes'] / 2**30:7.2f} GiB  ({row['seconds']} s)", flush=True)
         rows.append(row)
+    if args.merge and args.out.exists():
+        def key(r):
+            return (r["model"], r["method"], r["seq"], r["ckpt"], r.get("attn_implementation"))
+        new = {key(r) for r in rows}
+        old = json.loads(args.out.read_text())["runs"]
+        rows = [r for r in old if key(r) not in new] + rows
     doc = {
         "_about": {
             "what": "Peak allocated bytes of real training steps of Llama-shaped models, counted "
@@ -261,7 +357,8 @@ def main(argv=None) -> int:
             "command": ".venv-truth/bin/python bench/ground_truth.py",
             "date": dt.date.today().isoformat(),
             "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
-                         "peft": peft.__version__, "python": sys.version.split()[0]},
+                         "peft": peft.__version__, "bitsandbytes": _bnb_version(),
+                         "python": sys.version.split()[0]},
             "steps": STEPS,
             "notes": [
                 "Full fine-tuning: all parameters BF16, torch.optim.AdamW (moments in the "
@@ -271,6 +368,10 @@ def main(argv=None) -> int:
                 "Gradient checkpointing: HF gradient_checkpointing_enable, non-reentrant.",
                 "Attention: 'sdpa' (fused kernel, no s x s scores) unless attn_implementation "
                 "says 'eager'.",
+                "QLoRA (model 'custom', a small Llama-shaped architecture given field by "
+                "field): real tensors, bitsandbytes NF4 with double quantisation on the CPU, "
+                "prepare_model_for_kbit_training (non-quantised parameters upcast to FP32), "
+                "LoRA r=16 on all linear layers.",
                 "components: the breakdown at the moment of the peak; 'temporaries' are tensors "
                 "created during the backward pass (activation gradients and recomputed "
                 "activations).",
