@@ -71,6 +71,9 @@ Context: macros and values
 `widget(name)`
     A calculator widget ("calculator", "adapter", "quick", "cost") in its default state,
     rendered by `calc.render.widget(name, locale)`.
+`accuracy_table()`
+    The accuracy page's results (summary of both modes' median and worst error, plot, tables),
+    built from calc/data/measurements.json and ground_truth.json by `calc.render_accuracy`.
 
 Front matter values (`title:`, `description:`) may hold macros too (quote the YAML value);
 they are rendered as plain text.
@@ -443,15 +446,15 @@ class Macros:
     # - widgets -
 
     def widget(self, name: str) -> str:
-        try:
-            from calc.render import widget as render_widget
-        except ModuleNotFoundError as exc:
-            if exc.name != "calc.render":
-                raise
-            log.info("build_tables: calc.render is not there yet; widget %r is a placeholder", name)
-            return (f'<div class="calc-widget calc-widget--placeholder" data-calc-widget="{_esc(name)}"'
-                    f' data-placeholder="calc.render missing"></div>')
+        from calc.render import widget as render_widget
+
         return render_widget(name, self.locale)
+
+    def accuracy_table(self) -> str:
+        """The accuracy page's results: summary, plot and tables (calc.render_accuracy)."""
+        from calc.render_accuracy import accuracy_table
+
+        return accuracy_table(self.locale)
 
     # - the context -
 
@@ -460,7 +463,7 @@ class Macros:
 
         names = ("fig", "est", "rot", "quick", "adapter", "cost", "num", "card", "t",
                  "model_name", "gpu_name", "table_rule_of_thumb", "table_gpu_choice",
-                 "table_gpu_catalog", "widget")
+                 "table_gpu_catalog", "widget", "accuracy_table")
         ctx: dict[str, Any] = {n: getattr(self, n) for n in names}
         ctx["C"] = constants()
         ctx["locale"] = self.locale
