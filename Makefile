@@ -90,6 +90,22 @@ FORCE:
 test: deps chromium
 	$(PY) -m pytest tests
 
+# --- ground truth for the accuracy page (not part of the tests; about 20 minutes) -------------
+# PyTorch (CPU build), transformers and peft in their own venv; results recorded in
+# calc/data/ground_truth.json, then compared component by component with detailed mode.
+
+TRUTH_VENV := .venv-truth
+
+$(TRUTH_VENV)/.installed: bench/requirements-truth.txt
+	test -x $(TRUTH_VENV)/bin/python || $(PYTHON) -m venv $(TRUTH_VENV)
+	$(TRUTH_VENV)/bin/pip install --quiet -r bench/requirements-truth.txt
+	touch $@
+
+.PHONY: truth
+truth: $(TRUTH_VENV)/.installed $(VENV_STAMP)
+	$(TRUTH_VENV)/bin/python -W ignore bench/ground_truth.py
+	$(PY) bench/compare_truth.py
+
 # --- cleaning ---------------------------------------------------------------------------------
 
 clean:
