@@ -4,6 +4,12 @@ calculators need: Pyodide hangs forever when `.wasm` is not `application/wasm`, 
 scripts (`.mjs`, the worker) must be JavaScript. Unknown paths get the 404 page of their
 locale (`/fa/...` -> `/fa/404.html`).
 
+Like a real static host it compresses: text types and `.wasm` are sent gzip-encoded to clients
+that accept it (compressed once per file version and kept in memory), archives as they are.
+Every response has an ETag (size and modification time), and a conditional request for an
+unchanged file gets 304 Not Modified: `Cache-Control: no-cache` makes browsers revalidate, so a
+rebuilt site shows up on reload while a warm visit downloads nothing again.
+
     python serve.py [--dir site] [--host 127.0.0.1] [--port 8000]
 
 Standard library only; tests import `make_server` to serve a freshly built site.
@@ -12,8 +18,12 @@ Standard library only; tests import `make_server` to serve a freshly built site.
 from __future__ import annotations
 
 import argparse
+import email.utils
 import functools
+import gzip
 import http.server
+import io
+import os
 import sys
 import threading
 from pathlib import Path
@@ -33,15 +43,86 @@ MIME_TYPES = {
     ".gz": "application/gzip",
 }
 LOCALES = ("tr", "pt", "ru", "fa")
+#: Sent gzip-encoded when the client accepts it (.zip and .whl are compressed already).
+COMPRESSIBLE = frozenset({".wasm", ".mjs", ".js", ".json", ".map", ".css", ".html", ".xml",
+                          ".svg", ".txt", ".bin"})
+MIN_COMPRESS = 512  # bytes: smaller bodies go as they are
+
+_gzip_cache: dict[str, tuple[tuple[int, int], bytes]] = {}
+_gzip_lock = threading.Lock()
+
+
+def gzipped(path: str, stamp: tuple[int, int]) -> bytes:
+    """The file's gzip encoding (level 6), computed once per version of the file."""
+    with _gzip_lock:
+        hit = _gzip_cache.get(path)
+        if hit and hit[0] == stamp:
+            return hit[1]
+    with open(path, "rb") as f:
+        body = gzip.compress(f.read(), compresslevel=6, mtime=0)
+    with _gzip_lock:
+        _gzip_cache[path] = (stamp, body)
+    return body
 
 
 class SiteHandler(http.server.SimpleHTTPRequestHandler):
     extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, **MIME_TYPES}
 
     def end_headers(self) -> None:
-        # A rebuilt site (new wheel, new figures) shows up on reload.
+        # Revalidate every time (ETag, 304): a rebuilt site (new wheel, new figures) shows up
+        # on reload, an unchanged file is not downloaded again.
         self.send_header("Cache-Control", "no-cache")
         super().end_headers()
+
+    def send_head(self):  # type: ignore[override]
+        path = self.translate_path(self.path)
+        if os.path.isdir(path):
+            if not self.path.split("?", 1)[0].split("#", 1)[0].endswith("/"):
+                return super().send_head()  # the standard redirect to "dir/"
+            path = os.path.join(path, "index.html")
+            if not os.path.isfile(path):
+                return super().send_head()
+        if not os.path.isfile(path) or path.endswith("/"):
+            return super().send_head()  # 404 (the locale's page) and the like
+        try:
+            st = os.stat(path)
+        except OSError:
+            return super().send_head()
+        stamp = (st.st_size, st.st_mtime_ns)
+        etag = f'"{st.st_size:x}-{st.st_mtime_ns:x}"'
+        ctype = self.guess_type(path)
+        ext = os.path.splitext(path)[1].lower()
+        accepts = self.headers.get("Accept-Encoding", "")
+        encode = (ext in COMPRESSIBLE and st.st_size >= MIN_COMPRESS
+                  and "gzip" in [a.split(";")[0].strip() for a in accepts.split(",")])
+        if encode:
+            etag = etag[:-1] + '-gz"'
+        inm = self.headers.get("If-None-Match")
+        if inm and etag in [t.strip() for t in inm.split(",")]:
+            self.send_response(304)
+            self.send_header("ETag", etag)
+            if ext in COMPRESSIBLE:
+                self.send_header("Vary", "Accept-Encoding")
+            self.end_headers()
+            return None
+        if encode:
+            body = gzipped(path, stamp)
+            f: io.BufferedIOBase = io.BytesIO(body)
+            length = len(body)
+        else:
+            f = open(path, "rb")  # noqa: SIM115 - closed by the caller (copyfile)
+            length = st.st_size
+        self.send_response(200)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(length))
+        self.send_header("Last-Modified", email.utils.formatdate(st.st_mtime, usegmt=True))
+        self.send_header("ETag", etag)
+        if encode:
+            self.send_header("Content-Encoding", "gzip")
+        if ext in COMPRESSIBLE:
+            self.send_header("Vary", "Accept-Encoding")
+        self.end_headers()
+        return f
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         page = self._error_page() if code == 404 else None

@@ -55,3 +55,27 @@ def test_every_alternates_sitemap_answers(site_url):
         assert href.decode().startswith(site_url)
         status, _, _ = get(urljoin(href.decode(), "sitemap.xml"))
         assert status == 200, href
+
+
+def test_text_and_wasm_are_gzipped_with_etags(site_url):
+    """As a static host: gzip when accepted, ETag, 304 for an unchanged file."""
+    import gzip
+
+    for path, compressed in (("faq/", True), ("assets/pyodide/pyodide.asm.wasm", True),
+                             ("assets/pyodide/python_stdlib.zip", False)):
+        url = urljoin(site_url, path)
+        req = urllib.request.Request(url, headers={"Accept-Encoding": "gzip"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            body, etag = r.read(), r.headers["ETag"]
+            assert (r.headers.get("Content-Encoding") == "gzip") == compressed, path
+        plain = get(url)[2]
+        assert (gzip.decompress(body) if compressed else body) == plain, path
+        assert etag, path
+        req = urllib.request.Request(url, headers={"Accept-Encoding": "gzip",
+                                                   "If-None-Match": etag})
+        try:
+            urllib.request.urlopen(req, timeout=30)
+            status = 200
+        except urllib.error.HTTPError as e:
+            status = e.code
+        assert status == 304, path
