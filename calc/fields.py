@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import fields as dc_fields, replace
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Callable, Iterable, Mapping, Sequence, TypeVar, Union
 
@@ -50,6 +50,10 @@ ARCH_FIELDS = tuple(f.name for f in dc_fields(Architecture))
 FIELDS = ("model", "config", *ARCH_FIELDS, "method", "rank", "targets", "seq", "batch",
           "ckpt", "optimizer", "unit", "mode", "flash", "dquant")
 
+#: Digits after the decimal point beyond which a value is rounded (no figure shows them).
+MAX_FRACTION_DIGITS = 24
+_QUANTUM = Decimal(1).scaleb(-MAX_FRACTION_DIGITS)
+_WIDE = Context(prec=200)
 _SUFFIX = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
 _FA_DIGITS = str.maketrans("۰۱۲۳۴۵۶۷۸۹٠١٢٣٤٥٦٧٨٩", "01234567890123456789")
 _GROUP_DOT = re.compile(r"^[+-]?\d{1,3}(\.\d{3})+$")
@@ -108,6 +112,15 @@ def read_decimal(value: Raw, locale: str = "en") -> Decimal:
         raise _Bad("not_finite")
     if d < 0:
         raise _Bad("negative")
+    if d.as_tuple().exponent < -MAX_FRACTION_DIGITS:  # type: ignore[operator]
+        # "1e-999999999" is 12 characters but an exact fraction with a billion-digit
+        # denominator: round what no figure can show, so that every call stays fast.
+        try:
+            d = d.quantize(_QUANTUM, context=_WIDE)
+        except InvalidOperation:
+            raise _Bad("not_a_number", value=str(value).strip()[:MAX_LEN]) from None
+    if d.is_zero():
+        d = d.copy_abs()  # "-0" is zero, never a negative zero
     return d
 
 
@@ -132,7 +145,10 @@ def read_count(value: str, locale: str = "en") -> Decimal:
     """A parameter count: `8e9`, `8B`, `0.5B`, `350M`, `8030261248`."""
     s = _text(value)
     mult = _SUFFIX.get(s[-1].lower()) if s[-1].isalpha() and s.lower() not in ("nan", "inf") else None
-    d = read_decimal(s[:-1] if mult else s, locale) * (mult or 1)
+    d = read_decimal(s[:-1] if mult else s, locale)
+    if d > 10**15:  # before multiplying: "9e999999B" would overflow the decimal context
+        raise _Bad("too_large", max=ARCH_LIMITS["params"][1])
+    d *= mult or 1
     if d > 10**15:
         raise _Bad("too_large", max=ARCH_LIMITS["params"][1])
     if d != d.to_integral_value():

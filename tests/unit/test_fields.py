@@ -137,3 +137,35 @@ def test_quick_and_cost_widgets():
     with pytest.raises(CalcError) as err:
         parse_cost({"gpu": "nope", "hours": "-1"})
     assert {p.field for p in err.value.problems} == {"gpu", "hours"}
+
+
+@pytest.mark.parametrize("text", ["-0", "-0.0", "−0", "-0e5", "-۰"])
+def test_negative_zero_is_zero(text):
+    from calc.fields import read_decimal
+
+    d = read_decimal(text)
+    assert d == 0 and not d.is_signed()
+    assert problems({"seq": text}) == {"seq": "zero"}  # zero, not "negative"
+    assert parse_quick({"act": text})[2] == 0
+    assert not read_decimal(-0.0).is_signed()
+
+
+def test_absurd_exponents_stay_fast_and_typed():
+    """Short texts with huge exponents: an exact fraction of 1e-999999999 would take forever,
+    and 9e999999 billions overflows the decimal context."""
+    import time
+
+    start = time.perf_counter()
+    assert {p.field: p.code for p in _errors(parse_quick, {"n": "1e-999999999"})} == {"n": "zero"}
+    assert parse_quick({"act": "1e-999999999"})[2] == 0
+    assert problems({"params": "9e999999B"}) == {"params": "too_large"}
+    assert problems({"params": "1e999999999"}) == {"params": "too_large"}
+    assert [p.code for p in _errors(parse_cost, {"hours": "1e-30", "price": "2"})] == ["zero"]
+    assert parse_cost({"hours": "2", "price": "1e-30"})[1] == 0
+    assert time.perf_counter() - start < 1
+
+
+def _errors(reader, query):
+    with pytest.raises(CalcError) as err:
+        reader(query)
+    return err.value.problems
