@@ -126,10 +126,18 @@ THIRD_PARTY = re.compile(r"fonts\.googleapis|fonts\.gstatic|googletagmanager|goo
                          r"cdn\.jsdelivr|unpkg\.com|cdnjs|gstatic\.com")
 
 
+#: Outbound citation links (an <a> the reader may follow) are not requests the page makes;
+#: they must be https and go to the sources the pages cite.
+CITATION_HOSTS = ("github.com", "arxiv.org", "huggingface.co")
+
+
 def test_no_reference_to_a_third_party_origin(built_site, site_pages, site_base_url):
     offending = []
     for rel, page in site_pages.items():
         for tag, attr, value in page.refs:
+            if tag == "a" and urlsplit(value).scheme == "https" and \
+                    urlsplit(value).hostname in CITATION_HOSTS:
+                continue  # a link to a cited source, never loaded by the page
             if re.match(r"^[a-z][a-z0-9+.-]*:", value) and not value.startswith(
                     ("mailto:", "data:", "javascript:")):
                 if _target(built_site, rel, value, site_base_url) is None:
