@@ -90,6 +90,39 @@ FORCE:
 test: deps chromium
 	$(PY) -m pytest tests
 
+# --- hostile input: fuzzing the engine; known vulnerabilities in the dependencies -------------
+# `make fuzz`: the fuzz targets of tests/unit/test_fuzz.py with FUZZ_EXAMPLES examples each
+# (10,000: about 8 minutes on 2 cores; `make test` runs them at 60). Prints the slowest call
+# of each function; any call over CALC_FUZZ_CALL_LIMIT seconds (default 1) fails.
+FUZZ_EXAMPLES ?= 10000
+
+.PHONY: fuzz
+fuzz: $(VENV_STAMP)
+	CALC_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest tests/unit/test_fuzz.py -q -s \
+	  -p no:cacheprovider
+
+# `make audit`: pip-audit (pinned in requirements-dev.txt, its own venv) over every Python pin,
+# npm audit over the lock files. Both ask their registry's advisory service (PyPI's JSON API
+# per release, npm's bulk advisory endpoint); a dependency that could not be checked fails the
+# audit (--strict) rather than passing unchecked. Every command runs; the target fails if any did.
+AUDIT_VENV := .venv-audit
+
+$(AUDIT_VENV)/.installed: requirements-dev.txt | system
+	test -x $(AUDIT_VENV)/bin/python || $(PYTHON) -m venv $(AUDIT_VENV)
+	$(AUDIT_VENV)/bin/pip install --quiet -r requirements-dev.txt
+	touch $@
+
+.PHONY: audit
+audit: $(AUDIT_VENV)/.installed
+	@status=0; \
+	run() { echo "+ $$*"; "$$@" || { status=1; echo "audit: FAILED: $$*" >&2; }; }; \
+	run $(AUDIT_VENV)/bin/pip-audit --strict --disable-pip --no-deps --progress-spinner off \
+	  -r requirements.txt -r requirements-dev.txt $(addprefix -r ,$(wildcard bench/requirements-*.txt)); \
+	run npm audit --omit=dev; \
+	run npm audit; \
+	$(if $(wildcard bench/package-lock.json),run npm audit --prefix bench;) \
+	exit $$status
+
 # --- ground truth for the accuracy page (not part of the tests; about 20 minutes) -------------
 # PyTorch (CPU build), transformers and peft in their own venv; results recorded in
 # calc/data/ground_truth.json, then compared component by component with detailed mode.
