@@ -104,7 +104,11 @@ Other duties of this hook
   accessible name.
 - After the default-language build (once per `mkdocs build`), Pyodide's runtime files are
   copied from node_modules/pyodide into `assets/pyodide/` and a real wheel of `calc` is built
-  from pyproject.toml into `assets/calc/` with `assets/calc/manifest.json` naming it.
+  from pyproject.toml into `assets/calc/` with `assets/calc/manifest.json` naming it. Then Node
+  runs `make_snapshot.mjs`: a memory snapshot of Pyodide with calc imported and warmed up
+  (`assets/calc/snapshot.bin`, named in the manifest), which the worker restores instead of
+  booting Python (kept in `.cache/snapshot/`, or $CALC_SNAPSHOT_CACHE, keyed by the runtime
+  files, the wheel and the script, so unchanged inputs are not snapshotted again).
 """
 
 from __future__ import annotations
@@ -927,7 +931,8 @@ def on_post_build(config):
     if site_locale(config) != DEFAULT_LOCALE:
         return
     copy_pyodide(ROOT / "node_modules" / "pyodide", site_dir / "assets" / "pyodide")
-    build_wheel(ROOT, site_dir / "assets" / "calc")
+    wheel = build_wheel(ROOT, site_dir / "assets" / "calc")
+    build_snapshot(site_dir / "assets" / "pyodide", wheel, site_dir / "assets" / "calc")
 
 
 # --- search: Persian words -------------------------------------------------------------------
@@ -1030,3 +1035,50 @@ def build_wheel(root: Path, dest: Path) -> Path:
     }
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return wheel
+
+
+#: The memory snapshot the worker restores (assets/calc/SNAPSHOT_NAME, named in the manifest).
+SNAPSHOT_NAME = "snapshot.bin"
+SNAPSHOT_SCRIPT = ROOT / "make_snapshot.mjs"
+
+
+def _snapshot_key(pyodide_dir: Path, wheel: Path) -> str:
+    h = hashlib.sha256()
+    for p in (SNAPSHOT_SCRIPT, pyodide_dir / "pyodide.asm.wasm", pyodide_dir / "pyodide.asm.mjs",
+              pyodide_dir / "pyodide.mjs", pyodide_dir / "python_stdlib.zip", wheel):
+        h.update(p.name.encode())
+        h.update(hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def build_snapshot(pyodide_dir: Path, wheel: Path, dest: Path) -> Path:
+    """Pyodide's memory with calc imported and warmed up, made by Node (`make_snapshot.mjs`),
+    cached by the hash of its inputs; named in dest/manifest.json (`snapshot`, its size and
+    SHA-256)."""
+    cache = Path(os.environ.get("CALC_SNAPSHOT_CACHE") or ROOT / ".cache" / "snapshot")
+    key = _snapshot_key(pyodide_dir, wheel)
+    cached = cache / f"{key}.bin"
+    if not cached.is_file():
+        node = shutil.which("node")
+        if node is None:
+            raise PluginError("build_tables: Node.js is needed to make the Pyodide snapshot")
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp = cache / f"{key}.tmp"
+        proc = subprocess.run([node, str(SNAPSHOT_SCRIPT), str(pyodide_dir), str(wheel), str(tmp)],
+                              capture_output=True, text=True)
+        if proc.returncode != 0 or not tmp.is_file():
+            tmp.unlink(missing_ok=True)
+            raise PluginError("build_tables: making the Pyodide snapshot failed:\n"
+                              f"{proc.stdout}\n{proc.stderr}")
+        for old in cache.glob("*.bin"):
+            old.unlink()  # one snapshot is kept: the current one
+        tmp.replace(cached)
+    target = dest / SNAPSHOT_NAME
+    shutil.copyfile(cached, target)
+    data = target.read_bytes()
+    manifest_path = dest / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest.update({"snapshot": SNAPSHOT_NAME, "snapshot_size": len(data),
+                     "snapshot_sha256": hashlib.sha256(data).hexdigest()})
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return target

@@ -10,7 +10,12 @@
 //   {id, name, query, locale}                 query: {field: string}
 //
 // All paths are relative to this file: ../pyodide/ holds the runtime, ./manifest.json names
-// the wheel (written by the site build next to the wheel).
+// the wheel and the memory snapshot (written by the site build next to them).
+//
+// The snapshot (make_snapshot.mjs, at build time) is Pyodide's memory with calc imported and
+// warmed up: restoring it skips Python's start-up and the imports. When there is none, or it
+// cannot be fetched or restored (wrong size, another Pyodide build), Python boots the ordinary
+// way.
 
 const here = new URL(".", import.meta.url);
 const pyodideBase = new URL("../pyodide/", here);
@@ -28,9 +33,11 @@ async function fetchOk(url, what) {
   return response;
 }
 
+const manifestPromise = (async () => (await fetchOk(manifestURL, "manifest")).json())();
+
 // The wheel is fetched while the runtime boots.
 async function fetchWheel() {
-  const manifest = await (await fetchOk(manifestURL, "manifest")).json();
+  const manifest = await manifestPromise;
   const file = manifest.wheel || manifest.file || manifest.name;
   if (typeof file !== "string" || !file.endsWith(".whl")) {
     throw new Error("manifest.json names no wheel");
@@ -60,8 +67,19 @@ async function checkWasm() {
   if (!type.includes("application/wasm")) throw new Error(`runtime: ${url} is served as ${type}`);
 }
 
+// The snapshot's bytes, checked against the manifest's size (a truncated download).
+async function fetchSnapshot(manifest) {
+  const url = new URL(manifest.snapshot, manifestURL);
+  const bytes = new Uint8Array(await (await fetchOk(url, "snapshot")).arrayBuffer());
+  if (manifest.snapshot_size && bytes.length !== manifest.snapshot_size) {
+    throw new Error(`snapshot: ${bytes.length} bytes, expected ${manifest.snapshot_size}`);
+  }
+  return bytes;
+}
+
 let stage = "runtime";
 let reported = false;
+let tryingSnapshot = false;
 const report = (err) => {
   if (reported) return;
   reported = true;
@@ -70,7 +88,7 @@ const report = (err) => {
 // Pyodide's own loader can fail inside promises nobody awaits: report those too.
 self.addEventListener("unhandledrejection", (event) => {
   event.preventDefault();
-  if (stage !== "ready") report(event.reason);
+  if (stage !== "ready" && !tryingSnapshot) report(event.reason);
 });
 
 const ready = (async () => {
@@ -78,12 +96,22 @@ const ready = (async () => {
   const wheel = fetchWheel();
   wheel.catch(report); // at once: no need to wait for the runtime to say the wheel is missing
   checkWasm().catch(report); // beside the runtime's own download, which would only hang
-  const { loadPyodide } = await import(new URL("pyodide.mjs", pyodideBase).href);
-  const pyodide = await loadPyodide({
-    indexURL: pyodideBase.href,
-    stdout: () => {},
-    stderr: () => {},
-  });
+  const [{ loadPyodide }, manifest] = await Promise.all([
+    import(new URL("pyodide.mjs", pyodideBase).href),
+    manifestPromise.catch(() => ({})),
+  ]);
+  const options = { indexURL: pyodideBase.href, stdout: () => {}, stderr: () => {} };
+  let pyodide = null;
+  if (typeof manifest.snapshot === "string") {
+    tryingSnapshot = true;
+    try {
+      pyodide = await loadPyodide({ ...options, _loadSnapshot: fetchSnapshot(manifest) });
+    } catch {
+      pyodide = null; // boot the ordinary way below
+    }
+    tryingSnapshot = false;
+  }
+  if (!pyodide) pyodide = await loadPyodide(options);
   stage = "package";
   post({ type: "status", stage: "package" });
   const buffer = await wheel;
@@ -94,12 +122,35 @@ const ready = (async () => {
   const resultsJson = render.results_json;
   // Warm up: the first call loads the catalogs, so the first edit is instant.
   resultsJson("calculator", "{}", "en");
+  // Everything allocated so far lives as long as the page: out of the collector's way, so
+  // that no full collection walks it in the middle of an edit.
+  pyodide.runPython("import gc; gc.collect(); gc.freeze()");
   stage = "ready";
   post({ type: "status", stage: "ready" });
   return resultsJson;
 })();
 
 ready.catch(report);
+
+// After the first answer, the same calculation a few more times, one per task (the page's
+// messages go first): the browser compiles the hot WebAssembly with its optimizing tier before
+// the reader's first edits instead of during them.
+const WARM_RUNS = 12;
+let warmed = false;
+function warmUp(resultsJson, args) {
+  if (warmed) return;
+  warmed = true;
+  let left = WARM_RUNS;
+  const step = () => {
+    try {
+      resultsJson(...args);
+    } catch {
+      return;
+    }
+    if (--left > 0) setTimeout(step, 0);
+  };
+  setTimeout(step, 0);
+}
 
 self.onmessage = async (event) => {
   const { id, name, query, locale } = event.data || {};
@@ -110,8 +161,10 @@ self.onmessage = async (event) => {
     return; // already reported
   }
   try {
-    const text = resultsJson(String(name), JSON.stringify(query || {}), String(locale || "en"));
+    const args = [String(name), JSON.stringify(query || {}), String(locale || "en")];
+    const text = resultsJson(...args);
     post({ type: "result", id, result: JSON.parse(text) });
+    warmUp(resultsJson, args);
   } catch (err) {
     post({ type: "failure", id, detail: describe(err) });
   }

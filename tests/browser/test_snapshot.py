@@ -1,0 +1,75 @@
+"""The memory snapshot (build_tables.build_snapshot, make_snapshot.mjs): the worker restores it
+instead of booting Python, and boots the ordinary way when it is missing or damaged; the
+figures are calc's either way."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from browser_helpers import Watch, assert_figures, expected_calculator, figures, set_form, wait_ready
+
+
+def test_the_manifest_names_the_snapshot(calc_site):
+    manifest = json.loads((calc_site.directory / "assets/calc/manifest.json").read_text())
+    snapshot = calc_site.directory / "assets/calc" / manifest["snapshot"]
+    assert snapshot.is_file() and snapshot.stat().st_size == manifest["snapshot_size"]
+
+
+SMALL = 4 * 65536  # bytes: a stand-in snapshot, small enough to go through the test's route
+
+
+def _missing(context):
+    context.route("**/assets/calc/snapshot.bin",
+                  lambda route: route.fulfill(status=404, content_type="text/plain", body="no"))
+
+
+def _truncated(context):
+    """Fewer bytes than the manifest says."""
+    context.route("**/assets/calc/snapshot.bin",
+                  lambda route: route.fulfill(status=200, body=bytes(1000),
+                                              content_type="application/octet-stream"))
+
+
+def _not_a_snapshot(context):
+    """The size the manifest says, but not Pyodide's memory (no magic number, no build id)."""
+    def manifest(route):
+        data = route.fetch().json()
+        data["snapshot_size"] = SMALL
+        route.fulfill(status=200, body=json.dumps(data), content_type="application/json")
+
+    context.route("**/assets/calc/manifest.json", manifest)
+    context.route("**/assets/calc/snapshot.bin",
+                  lambda route: route.fulfill(status=200, body=bytes(SMALL),
+                                              content_type="application/octet-stream"))
+
+
+@pytest.mark.parametrize("breaks", [None, _missing, _truncated, _not_a_snapshot],
+                         ids=["restored", "missing", "truncated", "not a snapshot"])
+def test_calculator_works_with_or_without_the_snapshot(browser, calc_site, breaks):
+    context = browser.new_context()
+    try:
+        if breaks is not None:
+            breaks(context)
+        page = context.new_page()
+        watch = Watch(calc_site.origin).attach(page)
+        page.goto(calc_site.page_url("en", "calculator"))
+        wait_ready(page, "calculator")
+        assert any(u.endswith("/assets/calc/snapshot.bin") for u in watch.requests)
+        query = {"model": "qwen2.5-7b", "method": "qlora", "seq": "4096"}
+        set_form(page, "calculator", query)
+        assert_figures(figures(page, "calculator"), expected_calculator(query, "en"))
+        if breaks is _missing:
+            watch.failed = [f for f in watch.failed if "snapshot.bin" not in f]
+            watch.console_errors = [e for e in watch.console_errors if "404" not in e]
+        watch.check()
+    finally:
+        context.close()
+
+
+def test_pages_without_a_widget_fetch_no_runtime(open_page):
+    for path in ("how-it-works", "faq", "rule-of-thumb", "accuracy"):
+        page, watch = open_page("ru", path)
+        page.wait_for_load_state("networkidle")
+        assert not [u for u in watch.requests if "/assets/pyodide/" in u or "/assets/calc/" in u]
