@@ -106,7 +106,7 @@ function start(roots) {
       }
       if (msg.type === "result") w.apply(msg.result, init);
       else w.failure();
-      w.root.dataset.busy = "false";
+      w.settle();
     }
   });
 }
@@ -123,6 +123,7 @@ class Widget {
     this.ownsUrl = ownsUrl;
     this.inFlight = false;
     this.dirty = false;
+    this.urlPending = false;
     this.firstResult = true;
     this.touched = false;
     this.canonical = null;
@@ -296,10 +297,28 @@ class Widget {
       if (el && "placeholder" in el) el.placeholder = text;
     }
     this.canonical = result.query || null;
-    if (this.ownsUrl && this.touched && this.canonical) {
-      history.replaceState(history.state, "", this.link());
-    }
+    if (this.ownsUrl && this.touched && this.canonical) this.urlPending = true;
     this.say(status);
+  }
+
+  // After a result: the address bar follows (history.replaceState costs a style and layout
+  // pass and a round trip to the browser, so it waits until the new figures are painted), then
+  // data-busy says the widget is idle.
+  settle() {
+    if (!this.urlPending) {
+      this.root.dataset.busy = "false";
+      return;
+    }
+    const token = (this.settleToken = (this.settleToken || 0) + 1);
+    const flush = () => {
+      if (token !== this.settleToken) return; // done already, or a newer result will do it
+      this.settleToken++;
+      this.urlPending = false;
+      if (this.canonical) history.replaceState(history.state, "", this.link());
+      if (!this.inFlight && !this.dirty) this.root.dataset.busy = "false";
+    };
+    requestAnimationFrame(() => setTimeout(flush, 0));
+    setTimeout(flush, 100); // hidden tabs run no animation frames
   }
 
   failure() {
