@@ -139,10 +139,26 @@ truth: $(TRUTH_VENV)/.installed $(VENV_STAMP)
 	$(TRUTH_VENV)/bin/python -W ignore bench/ground_truth.py
 	$(PY) bench/compare_truth.py
 
+# --- performance benchmark (not part of the tests; about 15 minutes) --------------------------
+# Builds the site, serves it on loopback and measures it in headless Chromium beside a bare
+# Pyodide boot; Lighthouse (pinned in bench/package-lock.json, installed only here). Writes
+# BENCHMARKS.md (and bench/results.json). BENCH_ARGS, e.g. "--reps 3 --no-lighthouse".
+
+BENCH_NPM_STAMP := bench/node_modules/.package-lock.json
+BENCH_ARGS ?=
+
+$(BENCH_NPM_STAMP): bench/package.json bench/package-lock.json | system
+	npm ci --prefix bench --no-audit --no-fund
+	touch $@
+
+.PHONY: bench
+bench: deps chromium $(BENCH_NPM_STAMP)
+	$(PY) bench/bench.py $(BENCH_ARGS)
+
 # --- cleaning ---------------------------------------------------------------------------------
 
 clean:
 	rm -rf site .pytest_cache
 
 distclean: clean
-	rm -rf $(VENV) node_modules .stamps .cache
+	rm -rf $(VENV) node_modules bench/node_modules .stamps .cache
