@@ -99,6 +99,10 @@ Other duties of this hook
   beside every alternate; 404.html exists per locale (`/<locale>/404.html`).
 - Pages with a widget load `assets/calc/page.js` (module) and `calc.css` (overrides/main.html
   reads `page.meta.calc_js` / `calc_css`).
+- Content-Security-Policy: overrides/main.html puts `<meta http-equiv="Content-Security-Policy"
+  content="__CSP__">` first in every page's head; `on_post_page` (and `on_post_template` for
+  404.html) replaces the placeholder with `CSP_DIRECTIVES` plus the SHA-256 of each inline
+  script the page itself carries (Material's bootstrap scripts), so nothing else runs inline.
 - Search: Persian-only letters, Persian digits and ZWNJ are made word characters of lunr's
   Arabic trimmer (`patch_lunr_persian`), so Persian words are found; the search dialog gets an
   accessible name.
@@ -843,7 +847,84 @@ def on_post_page(output, page, config):
 
     output = _ALTERNATE.sub(absolute, output)
     write_page_sitemap(Path(config.site_dir), config.site_url, page_url, alternates)
-    return output
+    return apply_csp(output)  # last: the hashes are of the final inline scripts
+
+
+# --- Content-Security-Policy -----------------------------------------------------------------
+
+#: What overrides/main.html writes as the policy of its <meta http-equiv>, filled in per page.
+CSP_PLACEHOLDER = "__CSP__"
+#: The site's own origin and nothing else. 'wasm-unsafe-eval' lets Pyodide compile its
+#: WebAssembly (it allows no JavaScript eval); the inline scripts of each page are allowed by
+#: their SHA-256 (added by `content_security_policy`). `frame-ancestors` is not here: a <meta>
+#: policy ignores it, so serve.py adds it to the header (FRAME_ANCESTORS there).
+CSP_DIRECTIVES: tuple[tuple[str, str], ...] = (
+    ("default-src", "'self'"),
+    ("script-src", "'self' 'wasm-unsafe-eval'"),
+    ("style-src", "'self'"),
+    ("img-src", "'self' data:"),  # Material's icons are data: URIs in its CSS
+    ("font-src", "'self'"),
+    ("connect-src", "'self'"),
+    ("worker-src", "'self'"),
+    ("manifest-src", "'self'"),
+    ("object-src", "'none'"),
+    ("base-uri", "'self'"),
+    ("form-action", "'self'"),
+)
+_INLINE_SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script\s*>", re.S | re.I)
+_SCRIPT_SRC = re.compile(r"\ssrc\s*=", re.I)
+_SCRIPT_TYPE = re.compile(r"""\stype\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.I)
+#: <script type> values that run (HTML's JavaScript MIME types, and modules); any other type is
+#: a data block (JSON, JSON-LD) that never runs, so the policy need not allow it.
+_JS_TYPES = frozenset({"", "module", "text/javascript", "application/javascript",
+                       "application/ecmascript", "application/x-javascript",
+                       "application/x-ecmascript", "text/ecmascript", "text/x-javascript",
+                       "text/x-ecmascript", "text/jscript", "text/livescript",
+                       "text/javascript1.0", "text/javascript1.1", "text/javascript1.2",
+                       "text/javascript1.3", "text/javascript1.4", "text/javascript1.5"})
+
+
+def inline_script_hashes(html_text: str) -> list[str]:
+    """CSP source expressions ('sha256-...') of the inline scripts that run, in page order."""
+    import base64
+
+    out: list[str] = []
+    for m in _INLINE_SCRIPT.finditer(html_text):
+        attrs = m.group(1)
+        if _SCRIPT_SRC.search(attrs):
+            continue
+        t = _SCRIPT_TYPE.search(attrs)
+        kind = next((g for g in t.groups() if g is not None), "") if t else ""
+        if kind.strip().lower() not in _JS_TYPES:
+            continue
+        body = m.group(2).replace("\r\n", "\n").replace("\r", "\n")  # as the parser sees it
+        digest = base64.b64encode(hashlib.sha256(body.encode("utf-8")).digest()).decode()
+        source = f"'sha256-{digest}'"
+        if source not in out:
+            out.append(source)
+    return out
+
+
+def content_security_policy(html_text: str) -> str:
+    """The policy of one page: CSP_DIRECTIVES, script-src with the page's inline scripts."""
+    hashes = inline_script_hashes(html_text)
+    parts = []
+    for name, value in CSP_DIRECTIVES:
+        if name == "script-src" and hashes:
+            value = f"{value} {' '.join(hashes)}"
+        parts.append(f"{name} {value}")
+    return "; ".join(parts)
+
+
+def apply_csp(html_text: str) -> str:
+    """Fill in the <meta http-equiv="Content-Security-Policy"> of overrides/main.html."""
+    marker = f'content="{CSP_PLACEHOLDER}"'
+    if html_text.count(marker) != 1:
+        raise PluginError("build_tables: the page has no Content-Security-Policy placeholder "
+                          f"({marker}, overrides/main.html) or more than one")
+    policy = content_security_policy(html_text)
+    assert not set(policy) & set('"<>&'), policy  # nothing to escape: readable in the page
+    return html_text.replace(marker, f'content="{policy}"', 1)
 
 
 _SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog">'
@@ -914,6 +995,7 @@ def on_post_template(output_content, template_name, config):
     out = _ALTERNATE.sub(
         lambda m: (f'<link rel="alternate" href="{_esc(urljoin(base, html.unescape(m.group(1))))}"'
                    f' hreflang="{m.group(2)}">'), out)
+    out = apply_csp(out)
     if locale == DEFAULT_LOCALE:
         _root_404 = out
         return out

@@ -12,6 +12,11 @@ rebuilt site shows up on reload while a warm visit downloads nothing again.
 
     python serve.py [--dir site] [--host 127.0.0.1] [--port 8000]
 
+Security headers: every response carries the Content-Security-Policy the build wrote into the
+page's `<meta http-equiv="Content-Security-Policy">` (for other files: the home page's), plus
+`frame-ancestors 'none'`, which a `<meta>` policy cannot carry, and
+`X-Content-Type-Options: nosniff`.
+
 Standard library only; tests import `make_server` to serve a freshly built site.
 """
 
@@ -24,6 +29,7 @@ import gzip
 import http.server
 import io
 import os
+import re
 import sys
 import threading
 from pathlib import Path
@@ -48,6 +54,11 @@ COMPRESSIBLE = frozenset({".wasm", ".mjs", ".js", ".json", ".map", ".css", ".htm
                           ".svg", ".txt", ".bin"})
 MIN_COMPRESS = 512  # bytes: smaller bodies go as they are
 
+#: Added to the page's own policy in the header (ignored in a <meta> policy): no framing.
+FRAME_ANCESTORS = "frame-ancestors 'none'"
+_CSP_META = re.compile(rb'<meta http-equiv="Content-Security-Policy" content="([^"]*)"', re.I)
+_csp_cache: dict[str, tuple[tuple[int, int], str | None]] = {}
+
 _gzip_cache: dict[str, tuple[tuple[int, int], bytes]] = {}
 _gzip_lock = threading.Lock()
 
@@ -65,16 +76,44 @@ def gzipped(path: str, stamp: tuple[int, int]) -> bytes:
     return body
 
 
+def page_policy(path: str | Path) -> str | None:
+    """The Content-Security-Policy of a built HTML page (its <meta>), cached per file version."""
+    path = str(path)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    stamp = (st.st_size, st.st_mtime_ns)
+    hit = _csp_cache.get(path)
+    if hit and hit[0] == stamp:
+        return hit[1]
+    with open(path, "rb") as f:
+        m = _CSP_META.search(f.read(8192))  # the meta is first in <head>
+    policy = m.group(1).decode("utf-8") if m else None
+    _csp_cache[path] = (stamp, policy)
+    return policy
+
+
 class SiteHandler(http.server.SimpleHTTPRequestHandler):
     extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, **MIME_TYPES}
+    # Persistent connections, as any real host: one TCP connection serves a page's requests.
+    protocol_version = "HTTP/1.1"
+    timeout = 30  # seconds an idle connection is kept
+    #: The HTML file whose policy this response carries (None: the home page's).
+    csp_page: str | None = None
 
     def end_headers(self) -> None:
         # Revalidate every time (ETag, 304): a rebuilt site (new wheel, new figures) shows up
         # on reload, an unchanged file is not downloaded again.
         self.send_header("Cache-Control", "no-cache")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        policy = page_policy(self.csp_page or os.path.join(self.directory, "index.html"))
+        if policy:
+            self.send_header("Content-Security-Policy", f"{policy}; {FRAME_ANCESTORS}")
         super().end_headers()
 
     def send_head(self):  # type: ignore[override]
+        self.csp_page = None  # a kept-alive connection serves several requests
         path = self.translate_path(self.path)
         if os.path.isdir(path):
             if not self.path.split("?", 1)[0].split("#", 1)[0].endswith("/"):
@@ -89,6 +128,8 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         except OSError:
             return super().send_head()
         stamp = (st.st_size, st.st_mtime_ns)
+        if path.endswith(".html"):
+            self.csp_page = path
         etag = f'"{st.st_size:x}-{st.st_mtime_ns:x}"'
         ctype = self.guess_type(path)
         ext = os.path.splitext(path)[1].lower()
@@ -130,6 +171,7 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             super().send_error(code, message, explain)
             return
         body = page.read_bytes()
+        self.csp_page = str(page)
         self.send_response(404, message)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))

@@ -8,9 +8,12 @@ ground-truth runs, then the ground truth component by component against the deta
 - Every figure is formatted by `calc.fmt.fmt` in the page's locale and wrapped as
   `<span class="calc-fig" data-calc="..." data-bytes|data-value="...">`.
 - Every text comes from the message catalogs (`accuracy.*` keys) and is escaped.
-- The tables carry no class, so the theme styles them like any Markdown table; the plot needs no
-  stylesheet (colours are the theme's custom properties, and the two modes also differ by
-  marker shape), has `role="img"` and a text alternative listing every point.
+- The tables carry no class, so the theme styles them like any Markdown table; the plot has
+  `role="img"` and a text alternative listing every point. No inline `style` anywhere (the
+  Content-Security-Policy refuses style attributes): the markers carry presentation attributes
+  and classes that site.css colours with the theme's custom properties (the two modes also
+  differ by marker shape); the plot's size comes from its width/height attributes, capped at
+  the column's width by the theme.
 - Right to left (`fa`): the plot keeps its axes (a scatter plot is not mirrored), its text
   alternative is in the page's language.
 """
@@ -145,7 +148,7 @@ def _table(caption: str, header: list[str], rows: list[str], tid: str,
             f'<tbody>{"".join(rows)}</tbody></table>')
 
 
-_WIDE = ' style="min-width:16em"'
+_WIDE = ' class="calc-acc-wide"'
 
 
 def _header(loc: str, first: str) -> list[str]:
@@ -240,6 +243,10 @@ def _target_sentence(runs: tuple[Run, ...], loc: str) -> str:
 # --- plot -------------------------------------------------------------------------------------
 
 W, H = 640, 400
+#: The two modes' markers: presentation attributes (the colours without any stylesheet), and
+#: classes that site.css colours with the theme's palette.
+_PLANNING_MARK = 'class="calc-acc-planning" fill="none" stroke="#888" stroke-width="1.5"'
+_DETAILED_MARK = 'class="calc-acc-detailed" fill="#4051b5"'
 PAD_L, PAD_B, PAD_T, PAD_R = 76, 44, 12, 28
 
 
@@ -270,8 +277,8 @@ def _plot(published: tuple[Run, ...], truth: tuple[Run, ...], loc: str) -> str:
                            detailed=fmt(r.compared("detailed"), "GiB", loc)))
     desc = t("accuracy.plot.desc", loc) + " " + _LIST_SEP.get(loc, "; ").join(described)
     out = [f'<svg class="calc-accuracy-plot" role="img" aria-labelledby="accuracy-plot-title '
-           f'accuracy-plot-desc" viewBox="0 0 {W} {H}" width="100%" style="max-width:{W}px;'
-           f'height:auto" xmlns="http://www.w3.org/2000/svg" focusable="false">',
+           f'accuracy-plot-desc" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
+           f'xmlns="http://www.w3.org/2000/svg" focusable="false">',
            f'<title id="accuracy-plot-title">{_e(title)}</title>',
            f'<desc id="accuracy-plot-desc">{_e(desc)}</desc>',
            '<g fill="none" stroke="currentColor" stroke-opacity="0.5" stroke-width="1">',
@@ -294,18 +301,16 @@ def _plot(published: tuple[Run, ...], truth: tuple[Run, ...], loc: str) -> str:
     for r in runs:
         mx = x(r.measured)
         py, dy = y(r.compared("planning")), y(r.compared("detailed"))
-        out.append(f'<circle cx="{_n(mx)}" cy="{_n(py)}" r="4" '
-                   f'style="fill:none;stroke:var(--md-default-fg-color--light,#888);stroke-width:1.5">'
+        out.append(f'<circle cx="{_n(mx)}" cy="{_n(py)}" r="4" {_PLANNING_MARK}>'
                    f'<title>{_e(r.id)}: {_e(t("accuracy.col.planning", loc))}</title></circle>')
         out.append(f'<rect x="{_n(mx - 4)}" y="{_n(dy - 4)}" width="8" height="8" '
-                   f'style="fill:var(--md-primary-fg-color,#4051b5)">'
+                   f'{_DETAILED_MARK}>'
                    f'<title>{_e(r.id)}: {_e(t("accuracy.col.detailed", loc))}</title></rect>')
     out.append("</svg>")
     legend = (f'<figcaption><svg width="12" height="12" aria-hidden="true"><circle cx="6" cy="6" '
-              f'r="4" style="fill:none;stroke:var(--md-default-fg-color--light,#888);'
-              f'stroke-width:1.5"/></svg> {_e(t("accuracy.col.planning", loc))} '
+              f'r="4" {_PLANNING_MARK}/></svg> {_e(t("accuracy.col.planning", loc))} '
               f'<svg width="12" height="12" aria-hidden="true"><rect x="2" y="2" width="8" '
-              f'height="8" style="fill:var(--md-primary-fg-color,#4051b5)"/></svg> '
+              f'height="8" {_DETAILED_MARK}/></svg> '
               f'{_e(t("accuracy.col.detailed", loc))} — {_e(t("accuracy.plot.legend", loc))}'
               f"</figcaption>")
     return f'<figure class="calc-accuracy-figure">{"".join(out)}{legend}</figure>'
