@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from browser_helpers import Watch, assert_figures, expected_calculator, figures, root
+from browser_helpers import (Watch, assert_figures, expected_calculator, figures, root,
+                             wait_ready)
 from calc.i18n import t
 
 
@@ -117,5 +118,94 @@ def test_a_corrupt_wheel_is_refused(browser, calc_site):
         status = root(page, "calculator").locator("[data-calc-status]").text_content()
         assert status == t("ui.error_load", "tr")
         assert_figures(figures(page, "calculator"), expected_calculator({}, "tr"))
+    finally:
+        context.close()
+
+
+# --- WebAssembly blocked; the worker crashing after it worked ---------------------------------
+
+
+def _worker_without_wasm_policy(route):
+    """The worker under a policy that forbids compiling WebAssembly (a host's strict CSP)."""
+    response = route.fetch()
+    route.fulfill(response=response, headers={
+        **response.headers, "content-security-policy": "default-src 'self'; script-src 'self'"})
+
+
+def _worker_without_wasm(route):
+    """A browser without WebAssembly (e.g. a hardened or lockdown mode): the worker's global
+    has none. (An init script would not reach the worker: it runs in pages only.)"""
+    response = route.fetch()
+    route.fulfill(response=response, body="delete globalThis.WebAssembly;\n" + response.text())
+
+
+@pytest.mark.parametrize("handler, locale", [(_worker_without_wasm_policy, "pt"),
+                                             (_worker_without_wasm, "fa")],
+                         ids=["blocked by policy", "absent"])
+def test_webassembly_blocked(browser, calc_site, handler, locale):
+    """Said at once (not after the load timeout), in the reader's language."""
+    import time
+
+    context = browser.new_context()
+    try:
+        context.route("**/assets/calc/worker.js", handler)
+        page = context.new_page()
+        watch = Watch(calc_site.origin).attach(page)
+        start = time.monotonic()
+        page.goto(calc_site.page_url(locale, "calculator"))
+        page.wait_for_selector('[data-calc-widget="calculator"][data-state="error"]',
+                               state="attached", timeout=30_000)
+        assert time.monotonic() - start < 15  # the load timeout is 20 s
+        r = root(page, "calculator")
+        assert r.locator("[data-calc-status]").text_content() == t("ui.error_load", locale)
+        assert r.get_attribute("data-busy") != "true"
+        assert_figures(figures(page, "calculator"), expected_calculator({}, locale))
+        assert watch.page_errors == [] and watch.foreign() == []
+    finally:
+        context.close()
+
+
+def _calc_worker(page):
+    found = [w for w in page.workers if w.url.endswith("/assets/calc/worker.js")]
+    assert len(found) == 1, page.workers
+    return found[0]
+
+
+@pytest.mark.parametrize("how, locale", [("uncaught error", "en"), ("silent death", "fa"),
+                                         ("uncaught error", "ru")])
+def test_worker_crash_mid_session(browser, calc_site, how, locale):
+    """The worker stops after it has worked: an uncaught error (the page hears it), or a worker
+    that dies without a word (an edit then goes unanswered; the page gives up after
+    data-timeout-ms). Either way: error state within 30 s, no endless busy state, the figures
+    kept (marked stale when an edit was left without its answer), the reader told in their
+    language that it stopped and what the figures are."""
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        watch = Watch(calc_site.origin).attach(page)
+        page.goto(calc_site.page_url(locale, "calculator"))
+        wait_ready(page, "calculator")
+        r = root(page, "calculator")
+        worker = _calc_worker(page)
+        if how == "uncaught error":
+            worker.evaluate("setTimeout(() => { throw new Error('crash test'); }, 0)")
+        else:
+            r.evaluate("el => { el.dataset.timeoutMs = '3000'; }")  # the page's 20 s, shortened
+            worker.evaluate("self.close()")
+            r.locator('[name="seq"]').fill("4096")
+        page.wait_for_selector('[data-calc-widget="calculator"][data-state="error"]',
+                               state="attached", timeout=30_000)
+        assert r.get_attribute("data-busy") == "false"
+        status = r.locator("[data-calc-status]")
+        assert status.text_content() == t("ui.error_worker", locale) and status.is_visible()
+        assert_figures(figures(page, "calculator"), expected_calculator({}, locale))
+        results = r.locator("[data-calc-results]")
+        assert (results.get_attribute("data-stale") == "true") == (how == "silent death")
+        # the page stays usable: an edit marks the figures stale, nothing throws or hangs
+        r.locator('[name="batch"]').fill("2")
+        page.wait_for_timeout(200)
+        assert results.get_attribute("data-stale") == "true"
+        assert r.get_attribute("data-state") == "error" and r.get_attribute("data-busy") == "false"
+        assert watch.page_errors == [] and watch.foreign() == []
     finally:
         context.close()

@@ -14,6 +14,12 @@
 //   [data-calc-results]                  results region (swapped on each result)
 // The root's data-busy is "true" while a recalculation is pending and "false" once the last
 // one is on the page (tests and benchmarks wait for it).
+//
+// Faults end in data-state="error" with the figures kept and a message saying what happened:
+// Python never loaded within data-timeout-ms ("timeout"), could not load ("error": no Worker,
+// no WebAssembly, a file missing), or stopped after it had worked ("crash": an uncaught error
+// in the worker, Python broken, or a request left unanswered for data-timeout-ms, e.g. a
+// worker that died silently). Nothing waits forever.
 
 const TIMEOUT_MS = 20000; // unless the widget root says otherwise (data-timeout-ms)
 const TRUE_WORDS = new Set(["true", "1", "yes", "on"]);
@@ -26,13 +32,26 @@ function start(roots) {
   let failed = false;
   let worker;
 
+  let watchdog = null;
+  // Read each time: a test may shorten it once the calculator is up.
+  const limit = () => Number(roots[0].dataset.timeoutMs) || TIMEOUT_MS;
+
   const fail = (kind) => {
     if (failed) return;
     failed = true;
+    const crashed = ready; // it had worked: it stopped, rather than never loaded
     ready = false;
     clearTimeout(timer);
+    clearTimeout(watchdog);
     if (worker) worker.terminate();
-    for (const w of widgets) w.fail(kind);
+    for (const w of widgets) w.fail(crashed ? "crash" : kind);
+  };
+
+  // While a request is unanswered the worker must answer within the limit (a worker that died
+  // silently sends nothing, not even an error event).
+  const watch = () => {
+    clearTimeout(watchdog);
+    watchdog = byId.size ? setTimeout(() => fail("crash"), limit()) : null;
   };
 
   const send = (w, query, init) => {
@@ -41,11 +60,15 @@ function start(roots) {
     w.inFlight = true;
     w.root.dataset.busy = "true";
     worker.postMessage({ id, name: w.name, query, locale: w.locale });
+    watch();
   };
 
   for (const w of widgets) {
     w.request = (init = false) => {
-      if (!ready) return;
+      if (!ready) {
+        if (failed) w.markStale(true); // nothing recomputes: the figures are not the form's
+        return;
+      }
       if (w.inFlight) {
         w.dirty = true; // sent when the answer in flight arrives
         w.root.dataset.busy = "true";
@@ -63,8 +86,7 @@ function start(roots) {
     };
   }
 
-  const timeout = Number(roots[0].dataset.timeoutMs) || TIMEOUT_MS;
-  const timer = setTimeout(() => fail("timeout"), timeout);
+  const timer = setTimeout(() => fail("timeout"), limit());
   try {
     worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
   } catch {
@@ -95,6 +117,7 @@ function start(roots) {
       const entry = byId.get(msg.id);
       if (!entry) return;
       byId.delete(msg.id);
+      watch();
       const { w, init } = entry;
       w.inFlight = false;
       if (w.dirty) {
@@ -328,8 +351,11 @@ class Widget {
 
   fail(kind) {
     this.setState("error");
+    if (this.inFlight || this.dirty) this.markStale(true); // the answer will never come
+    this.inFlight = false;
+    this.dirty = false;
     this.root.dataset.busy = "false";
-    this.say(this.msg(kind === "timeout" ? "timeout" : "error"));
+    this.say(this.msg({ timeout: "timeout", crash: "failure" }[kind] || "error"));
   }
 
   link() {

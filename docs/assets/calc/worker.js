@@ -3,7 +3,7 @@
 //
 // Messages to the page:
 //   {type: "status", stage: "runtime" | "package" | "ready"}
-//   {type: "error", stage, detail}            Python could not be loaded (fatal)
+//   {type: "error", stage, detail}            Python could not be loaded, or broke (fatal)
 //   {type: "result", id, result}              result = {html, errors, query, form, ...}
 //   {type: "failure", id, detail}             one request raised (should never happen)
 // Messages from the page:
@@ -59,6 +59,10 @@ async function fetchWheel() {
 // waiting for its timeout.
 async function checkWasm() {
   if (typeof WebAssembly !== "object") throw new Error("WebAssembly is not available");
+  // The smallest module (magic number and version): compiling it throws at once where a
+  // policy forbids WebAssembly (a Content-Security-Policy without 'wasm-unsafe-eval', a
+  // hardened browser), where Pyodide would only log a warning and wait forever.
+  new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]));
   const url = new URL("pyodide.asm.wasm", pyodideBase);
   const response = await fetch(url, { method: "HEAD" });
   await response.arrayBuffer(); // empty; read to the end so the request completes normally
@@ -166,6 +170,15 @@ self.onmessage = async (event) => {
     post({ type: "result", id, result: JSON.parse(text) });
     warmUp(resultsJson, args);
   } catch (err) {
-    post({ type: "failure", id, detail: describe(err) });
+    // This input failed, or Python itself is broken (after a fatal error every call fails):
+    // the default calculation tells which. Broken is fatal, as a crash of the worker is.
+    let alive = true;
+    try {
+      resultsJson("calculator", "{}", "en");
+    } catch {
+      alive = false;
+    }
+    if (alive) post({ type: "failure", id, detail: describe(err) });
+    else post({ type: "error", stage: "crashed", detail: describe(err) });
   }
 };
