@@ -99,9 +99,6 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
     # Persistent connections, as any real host: one TCP connection serves a page's requests.
     protocol_version = "HTTP/1.1"
     timeout = 30  # seconds an idle connection is kept
-    # Persistent connections, as any real host: one TCP connection serves a page's requests.
-    protocol_version = "HTTP/1.1"
-    timeout = 30  # seconds an idle connection is kept
     #: The HTML file whose policy this response carries (None: the home page's).
     csp_page: str | None = None
 
