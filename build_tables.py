@@ -92,8 +92,9 @@ Other duties of this hook
 - The build fails when a page lacks a translation (`docs/<page>.<locale>.md` for every
   locale), instead of silently showing English.
 - Pages with FAQ questions (`## Question { #id .faq }`) get schema.org FAQPage data (JSON-LD).
-- On right-to-left pages, runs of Latin text are wrapped in `<span dir="ltr">` so the bidi
-  algorithm cannot reorder them ("ZeRO-3/FSDP", "Llama 3.1 8B").
+- On right-to-left pages, runs of Latin text are wrapped in `<span dir="ltr" lang="en">` so the
+  bidi algorithm cannot reorder them ("ZeRO-3/FSDP", "Llama 3.1 8B") and screen readers read
+  them in English (the widgets do the same in calc.render.isolate_latin).
 - `<html>` gets the page's `dir`; hreflang alternates are made absolute (site_url), and each
   page's directory gets a small sitemap.xml, which Material's language switcher fetches
   beside every alternate; 404.html exists per locale (`/<locale>/404.html`).
@@ -738,9 +739,10 @@ _LATIN_RUN = re.compile(
 
 
 def isolate_latin(html_text: str) -> str:
-    """Wrap each run of Latin text of a right-to-left page in `<span dir="ltr">`, so that the
-    Unicode bidi algorithm never reorders it with its Persian neighbours (e.g. "ZeRO-3/FSDP",
-    "Llama 3.1 8B", a Latin term before a comma)."""
+    """Wrap each run of Latin text of a right-to-left page in `<span dir="ltr" lang="en">`, so
+    that the Unicode bidi algorithm never reorders it with its Persian neighbours (e.g.
+    "ZeRO-3/FSDP", "Llama 3.1 8B", a Latin term before a comma) and a screen reader reads it
+    with an English voice rather than spelling it with a Persian one."""
     out: list[str] = []
     stack: list[tuple[str, bool]] = []  # open elements: (name, skip inside)
     for token in _TOKEN.split(html_text):
@@ -771,7 +773,8 @@ def isolate_latin(html_text: str) -> str:
             if part.startswith("&") and part.endswith(";"):
                 out.append(part)
             else:
-                out.append(_LATIN_RUN.sub(lambda r: f'<span dir="ltr">{r.group(0)}</span>', part))
+                out.append(_LATIN_RUN.sub(
+                    lambda r: f'<span dir="ltr" lang="en">{r.group(0)}</span>', part))
     return "".join(out)
 
 

@@ -472,7 +472,7 @@ def results(name: str, query: Mapping[str, Any] | None, locale: str, *,
         first_msg = next(iter(errors.values()), "")
         return {
             "ok": False,
-            "html": _stale(default.html),
+            "html": _bidi(_stale(default.html), loc),
             "errors": errors,
             "query": None,
             "form": None,
@@ -480,8 +480,67 @@ def results(name: str, query: Mapping[str, Any] | None, locale: str, *,
             "status": _tx("ui.stale", loc, message=first_msg),
         }
     form = {k: _local_digits(v, loc) if k in _NUMERIC_FIELDS else v for k, v in out.form.items()}
-    return {"ok": True, "html": out.html, "errors": {}, "query": out.query, "form": form,
-            "placeholders": out.placeholders, "status": out.summary}
+    return {"ok": True, "html": _bidi(out.html, loc), "errors": {}, "query": out.query,
+            "form": form, "placeholders": out.placeholders, "status": out.summary}
+
+
+def _bidi(html: str, loc: str) -> str:
+    return isolate_latin(html) if locale_dir(loc) == "rtl" else html
+
+
+# --- right to left ---------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"(<[^>]*>)")
+_TAG_NAME = re.compile(r"</?\s*([A-Za-z][\w-]*)")
+_ENTITY = re.compile(r"(&#?\w+;)")
+#: A run of Latin words with the digits and joiners inside it ("Llama 3.1 8B", "ZeRO-3/FSDP",
+#: "flash attention"), as build_tables.isolate_latin finds them in the pages' prose.
+_LATIN_RUN = re.compile(
+    r"[A-Za-z][A-Za-z0-9]*(?:(?:[ .\-/+_:'\u2019]|\u00a0)+[A-Za-z0-9][A-Za-z0-9]*)*")
+_ISOLATE_SKIP = frozenset({"svg", "textarea", "script", "style", "code", "bdi", "bdo"})
+_OWN_DIR = re.compile(r'\sdir="(?:ltr|auto)"')
+_VOID = frozenset({"input", "br", "img", "hr", "meta", "link", "col", "wbr", "source"})
+LRI, PDI = "\u2066", "\u2069"
+
+
+def isolate_latin(html: str) -> str:
+    """A right-to-left widget's HTML with each run of Latin text in `<span dir="ltr" lang="en">`:
+    the bidi algorithm keeps it whole ("ZeRO-3/FSDP", "(q, k, v, o)") and a screen reader reads
+    it with an English voice. `<option>` holds text only: there the run goes between the
+    isolate marks LRI and PDI. Figures (`calc-fig`, isolated by calc.css), elements that carry
+    their own `dir`, SVG and code are left alone."""
+    out: list[str] = []
+    stack: list[tuple[str, str]] = []  # open elements: (name, "skip" | "option" | "")
+    for token in _TOKEN.split(html):
+        if not token:
+            continue
+        if token.startswith("<"):
+            out.append(token)
+            m = _TAG_NAME.match(token)
+            if not m:
+                continue
+            name = m.group(1).lower()
+            if token.startswith("</"):
+                for i in range(len(stack) - 1, -1, -1):
+                    if stack[i][0] == name:
+                        del stack[i:]
+                        break
+            elif name not in _VOID and not token.endswith("/>"):
+                mode = ("skip" if name in _ISOLATE_SKIP or _OWN_DIR.search(token)
+                        or "calc-fig" in token
+                        else "option" if name == "option" else "")
+                stack.append((name, mode))
+            continue
+        modes = {mode for _, mode in stack}
+        if "skip" in modes:
+            out.append(token)
+            continue
+        wrap = ((lambda r: f"{LRI}{r.group(0)}{PDI}") if "option" in modes
+                else (lambda r: f'<span dir="ltr" lang="en">{r.group(0)}</span>'))
+        for part in _ENTITY.split(token):
+            out.append(part if part.startswith("&") and part.endswith(";")
+                       else _LATIN_RUN.sub(wrap, part))
+    return "".join(out)
 
 
 def _stale(html: str) -> str:
@@ -751,6 +810,7 @@ def widget(name: str, locale: str, query: Mapping[str, Any] | None = None, *,
         form = _quick_form(f, loc)
     else:
         form = _cost_form(f, loc, placeholders)
+    form = _bidi(form, loc)
     msgs = " ".join(f'data-msg-{k}="{_e(_tx(key, loc))}"' for k, key in _MESSAGES.items())
     state_text = _tx("ui.loading", loc)
     stale = "" if res["ok"] else ' data-stale="true"'
