@@ -41,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         site = Path(path)
         port = bench.free_port()
         server = make_server(site, "127.0.0.1", port, quiet=True)
+        server.handle_error = lambda request, address: None  # resets by the browser
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append(server)
         base = f"http://127.0.0.1:{port}/"

@@ -254,13 +254,26 @@ def url_of(base: str, locale: str, page: str) -> str:
     return f"{base}{prefix}{page}/" if page else f"{base}{prefix}"
 
 
+#: Python is up and its first result is on the page (a widget), or the bare boot is done.
+READY_SELECTOR = ('[data-calc-widget][data-state="ready"][data-busy="false"], '
+                  'html[data-state="ready"]')
+
+
+def wait_first(page) -> None:
+    # a selector, not wait_for_function: the site's Content-Security-Policy forbids eval
+    page.wait_for_selector(READY_SELECTOR, state="attached", timeout=TIMEOUT_MS)
+    for _ in range(100):  # the init script's observer records the moment in a microtask
+        if page.evaluate("window.__bench && window.__bench.first !== null"):
+            return
+        page.wait_for_timeout(10)
+
+
 def visit(context, url: str, wait_ready: bool) -> dict:
     page = context.new_page()
     try:
         page.goto(url, wait_until="load", timeout=TIMEOUT_MS)
         if wait_ready:
-            page.wait_for_function("window.__bench && window.__bench.first !== null",
-                                   timeout=TIMEOUT_MS, polling=20)
+            wait_first(page)
             state = page.evaluate(
                 "(document.querySelector('[data-calc-widget]') || document.documentElement)"
                 ".dataset.state")
@@ -313,8 +326,7 @@ def edit_latency(browser, base: str, edits: int, locale: str) -> dict:
     page = ctx.new_page()
     try:
         page.goto(url_of(base, locale, "calculator"), timeout=TIMEOUT_MS)
-        page.wait_for_function("window.__bench && window.__bench.first !== null",
-                               timeout=TIMEOUT_MS, polling=20)
+        wait_first(page)
         # open the advanced fields, so that every edit is a visible one
         page.evaluate("for (const d of document.querySelectorAll('[data-calc-widget] details'))"
                       " d.open = true")
@@ -368,8 +380,7 @@ def transfer(browser, base: str) -> list[dict]:
             try:
                 page.goto(url, wait_until="load", timeout=TIMEOUT_MS)
                 if widget:
-                    page.wait_for_function("window.__bench && window.__bench.first !== null",
-                                           timeout=TIMEOUT_MS, polling=20)
+                    wait_first(page)
                 page.wait_for_load_state("networkidle", timeout=TIMEOUT_MS)
                 page.wait_for_timeout(500)
                 with lock:
@@ -707,6 +718,7 @@ def main(argv: list[str] | None = None) -> int:
         results["build"] = {"fresh": fresh, "cached": cached}
         add_bare_page(site)
         server = make_server(site, "127.0.0.1", port, quiet=True)
+        server.handle_error = lambda request, address: None  # resets by the browser: not news
         threading.Thread(target=server.serve_forever, daemon=True).start()
         warm_server(base, site)
         try:
