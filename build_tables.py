@@ -978,6 +978,14 @@ def on_pre_template(template, template_name, config):
     return template
 
 
+def not_found_heading(locale: str) -> str:
+    """The 404 page's heading (overrides/404.html) in the locale's words and digits."""
+    from calc import i18n
+    from calc.fmt import fmt
+
+    return f"{fmt(404, 'number', locale)} – {i18n.t('site.not_found', locale)}"
+
+
 #: The default language's 404 page: every later language build rewrites site/404.html.
 _root_404: str | None = None
 
@@ -998,6 +1006,7 @@ def on_post_template(output_content, template_name, config):
     out = _ALTERNATE.sub(
         lambda m: (f'<link rel="alternate" href="{_esc(urljoin(base, html.unescape(m.group(1))))}"'
                    f' hreflang="{m.group(2)}">'), out)
+    out = out.replace("__NOT_FOUND__", _esc(not_found_heading(locale)), 1)
     out = apply_csp(out)
     if locale == DEFAULT_LOCALE:
         _root_404 = out

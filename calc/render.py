@@ -279,7 +279,7 @@ def _adapter_results(d_in: int, d_out: int, rank: int, dtype: str, loc: str) -> 
         f'<p class="calc-total"><span class="calc-total-label">{_e(_tx("ui.adapter_params", loc))}</span> '
         f'{_fig("adapter_params", params, fmt(params, "params", loc), tag="strong", cls="calc-fig calc-total-value")}'
         f"</p>"
-        f'<p class="calc-formula"><span dir="ltr">r × (d_in + d_out)</span> = '
+        f'<p class="calc-formula"><span dir="ltr" lang="en">r × (d_in + d_out)</span> = '
         f'<bdi>{_e(formula)}</bdi></p>'
         f'<p><span>{_e(size_label)}</span> '
         f'{_fig("adapter_bytes", size, fmt(size, "MiB", loc, 2), kind="bytes")}</p>'
@@ -304,7 +304,7 @@ def _quick_results(n: Decimal, bpp: Decimal, act: Decimal, unit: str, loc: str) 
         f'<p class="calc-total"><span class="calc-total-label">{_e(_tx("component.total", loc))}</span> '
         f'{_fig("quick_total", total, fmt(total, unit, loc), kind="bytes", tag="strong", cls="calc-fig calc-total-value")}'
         f"</p>"
-        f'<p class="calc-formula"><span dir="ltr">V = N × B + A</span> = <bdi>{_e(formula)}</bdi></p>'
+        f'<p class="calc-formula"><span dir="ltr" lang="en">V = N × B + A</span> = <bdi>{_e(formula)}</bdi></p>'
         f'<ul class="calc-parts">'
         f'<li>{_e(_tx("ui.model_states", loc))}: {_fig("quick_states", states, fmt(states, unit, loc), kind="bytes")}</li>'
         f'<li>{_e(_tx("component.activations", loc))}: '
@@ -473,19 +473,34 @@ def results(name: str, query: Mapping[str, Any] | None, locale: str, *,
         return {
             "ok": False,
             "html": _bidi(_stale(default.html), loc),
-            "errors": errors,
+            "errors": {k: _bidi_text(v, loc) for k, v in errors.items()},
             "query": None,
             "form": None,
             "placeholders": {},
-            "status": _tx("ui.stale", loc, message=first_msg),
+            "status": _bidi_text(_tx("ui.stale", loc, message=first_msg), loc),
         }
     form = {k: _local_digits(v, loc) if k in _NUMERIC_FIELDS else v for k, v in out.form.items()}
     return {"ok": True, "html": _bidi(out.html, loc), "errors": {}, "query": out.query,
-            "form": form, "placeholders": out.placeholders, "status": out.summary}
+            "form": form, "placeholders": out.placeholders,
+            "status": _bidi_text(out.summary, loc)}
 
 
 def _bidi(html: str, loc: str) -> str:
     return isolate_latin(html) if locale_dir(loc) == "rtl" else html
+
+
+_ISOLATED = re.compile("([\u2066-\u2068][^\u2069]*\u2069)")
+
+
+def _bidi_text(text: str, loc: str) -> str:
+    """Plain text the page shows by textContent (messages, the status line): on a right-to-left
+    page each Latin run between LRI and PDI, as in `<option>` (plain text can carry no `dir`
+    or `lang`); runs already isolated (a quoted value) are left as they are."""
+    if locale_dir(loc) != "rtl":
+        return text
+    return "".join(part if _ISOLATED.fullmatch(part) else
+                   _LATIN_RUN.sub(lambda r: f"{LRI}{r.group(0)}{PDI}", part)
+                   for part in _ISOLATED.split(text))
 
 
 # --- right to left ---------------------------------------------------------------------------
@@ -811,7 +826,8 @@ def widget(name: str, locale: str, query: Mapping[str, Any] | None = None, *,
     else:
         form = _cost_form(f, loc, placeholders)
     form = _bidi(form, loc)
-    msgs = " ".join(f'data-msg-{k}="{_e(_tx(key, loc))}"' for k, key in _MESSAGES.items())
+    msgs = " ".join(f'data-msg-{k}="{_e(_bidi_text(_tx(key, loc), loc))}"'
+                    for k, key in _MESSAGES.items())
     state_text = _tx("ui.loading", loc)
     stale = "" if res["ok"] else ' data-stale="true"'
     return (

@@ -16,7 +16,7 @@ from browser_helpers import (EXPECTED, LOCALES, PAGES, Watch, assert_figures,
                              expected_calculator, figures, root, set_form, wait_idle, wait_ready)
 from calc import CalcError, parse, to_query
 from calc.i18n import t
-from calc.render import DEFAULT_QUERY
+from calc.render import DEFAULT_QUERY, _bidi_text
 
 CONFIG_JSON = json.dumps({
     "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 3072,
@@ -40,10 +40,12 @@ CALCULATOR_CASES = [
 
 
 def engine_errors(query, locale):
+    """The engine's messages as the page shows them (on RTL pages with Latin runs isolated,
+    calc.render._bidi_text)."""
     try:
         parse(query, locale)
     except CalcError as err:
-        return err.messages(locale)
+        return {k: _bidi_text(v, locale) for k, v in err.messages(locale).items()}
     raise AssertionError(f"{query} is valid")
 
 
@@ -349,6 +351,7 @@ def test_small_widget(open_page, name, locale):
     parser = {"adapter": parse_adapter, "quick": parse_quick, "cost": parse_cost}[name]
     with pytest.raises(CalcError) as err:
         parser({**DEFAULT_QUERY[name], **bad}, locale)
-    assert r.locator(f'[data-calc-error-for="{field}"]').text_content() == err.value.messages(locale)[field]
+    assert r.locator(f'[data-calc-error-for="{field}"]').text_content() == \
+        _bidi_text(err.value.messages(locale)[field], locale)
     assert r.locator("[data-calc-results]").get_attribute("data-stale") == "true"
     watch.check()

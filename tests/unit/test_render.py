@@ -424,9 +424,13 @@ def test_cost_figures(query, spec, locale):
 
 
 def engine_messages(query, locale, parser=parse):
+    """The engine's messages as the widgets show them: on RTL pages with Latin runs between
+    isolate marks (render._bidi_text)."""
+    from calc.render import _bidi_text
+
     with pytest.raises(CalcError) as err:
         parser(query, locale)
-    return err.value.messages(locale)
+    return {k: _bidi_text(v, locale) for k, v in err.value.messages(locale).items()}
 
 
 BAD_CALCULATOR = [

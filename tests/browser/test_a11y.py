@@ -1,0 +1,303 @@
+"""Accessibility, measured in Chromium with axe-core (node_modules/axe-core, pinned in
+package.json), in both palettes (Material's `default` and `slate`, chosen by the browser's
+colour scheme) and all five locales:
+
+- every page (and the 404 page) has no serious or critical axe violation, colour contrast
+  included; the widgets there are audited in their error state (Python is kept from loading,
+  so no page waits for it);
+- the calculator has none in its loading state (the worker held back), its ready state with
+  invalid input shown at the fields, and its error state;
+- the whole calculator works from the keyboard: every control is reached by Tab in order (one
+  stop per radio group), each shows a visible focus indicator, and it is operated with keys
+  only (arrows, typing, Space, Enter) to the figures calc computes;
+- right to left: on Persian pages every run of Latin text is marked `dir="ltr"` and
+  `lang="en"`, so the bidi algorithm keeps it whole and a screen reader reads it in English;
+  plain text that can carry no markup (an `<option>`, the messages the page sets as text) has
+  each run between isolate marks (LRI/FSI ... PDI); code, figures and form values aside.
+
+axe runs in a context with `bypass_csp` (its script is evaluated into the page); the policy
+itself is tested without the bypass in test_csp.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from browser_helpers import (BOOT_TIMEOUT_MS, LOCALES, assert_figures, expected_calculator,
+                             figures, root, wait_idle, wait_ready)
+from calc.render import isolate_latin
+
+ROOT = Path(__file__).resolve().parents[2]
+AXE_JS = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+PAGES = ("", "calculator", "how-it-works", "rule-of-thumb", "lora-qlora", "full-fine-tuning",
+         "choosing-a-gpu", "faq", "accuracy", "no-such-page")
+SCHEMES = {"light": "default", "dark": "slate"}
+SERIOUS = ("serious", "critical")
+
+RUN_AXE = """async () => {
+  const result = await axe.run(document, { resultTypes: ['violations'] });
+  return result.violations
+    .filter((v) => ['serious', 'critical'].includes(v.impact))
+    .map((v) => `${v.id} (${v.impact}): ${v.help}\\n` + v.nodes.slice(0, 5).map((n) =>
+      `    ${n.target.join(' ')}: ${(n.failureSummary || '').replace(/\\s+/g, ' ').slice(0, 240)}`
+    ).join('\\n'));
+}"""
+
+#: Text nodes with Latin letters that are not marked as left-to-right English.
+UNMARKED_LATIN = r"""(scope) => {
+  const out = [];
+  const walker = document.createTreeWalker(scope, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const text = node.nodeValue;
+    if (!/[A-Za-z]/.test(text)) continue;
+    const el = node.parentElement;
+    if (el.closest('code, pre, kbd, samp, svg, textarea, script, style, noscript, .calc-fig, .headerlink'))
+      continue;
+    // Plain text (an <option>, a message the page sets as text): each Latin run between
+    // isolate marks (LRI/FSI ... PDI), as no attribute can be put there.
+    const bare = text.replace(/[\u2066-\u2068][^\u2069]*\u2069/g, '');
+    if (!/[A-Za-z]/.test(bare)) continue;
+    if (el.closest('option')) {
+      out.push(`option: ${text.slice(0, 60)}`);
+      continue;
+    }
+    const ltr = el.closest('[dir]');
+    const lang = el.closest('[lang]');
+    const ok = ltr && ltr.getAttribute('dir') === 'ltr' && lang &&
+      (lang.getAttribute('lang').startsWith('en') || el.closest('cite, [dir="ltr"] cite, bdi'));
+    if (!ok && !el.closest('cite')) out.push(text.trim().slice(0, 60));
+  }
+  return out;
+}"""
+
+
+@pytest.fixture(scope="session")
+def axe_source() -> str:
+    if not AXE_JS.is_file():
+        pytest.fail("node_modules/axe-core is missing: run `npm ci` (make deps)")
+    return AXE_JS.read_text(encoding="utf-8")
+
+
+def audit(page, axe_source: str, scheme: str) -> list[str]:
+    assert page.evaluate("document.body.getAttribute('data-md-color-scheme')") == SCHEMES[scheme]
+    if not page.evaluate("typeof window.axe === 'object'"):
+        page.evaluate(axe_source)
+    return page.evaluate(RUN_AXE)
+
+
+@pytest.fixture(scope="module", params=list(SCHEMES))
+def audit_context(request, browser):
+    """A context per palette; axe is evaluated into each page (bypass_csp)."""
+    context = browser.new_context(bypass_csp=True, color_scheme=request.param)
+    yield request.param, context
+    context.close()
+
+
+def _no_python(route):
+    route.fulfill(status=404, content_type="text/plain", body="kept back by the test")
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_every_page(audit_context, axe_source, calc_site, locale):
+    scheme, context = audit_context
+    page = context.new_page()
+    page.route("**/assets/calc/worker.js", _no_python)
+    try:
+        problems = {}
+        for path in PAGES:
+            page.goto(calc_site.page_url(locale, path) if path else
+                      calc_site.url + ("" if locale == "en" else f"{locale}/"))
+            if page.locator("[data-calc-widget]").count():
+                page.wait_for_function(
+                    "() => [...document.querySelectorAll('[data-calc-widget]')]"
+                    ".every((w) => w.dataset.state === 'error')")
+            found = audit(page, axe_source, scheme)
+            if locale == "fa":
+                found += [f"Latin text not marked ltr/en: {t}" for t in
+                          page.locator("article").evaluate(UNMARKED_LATIN)]
+            if found:
+                problems[path or "/"] = found
+        assert problems == {}, "\n".join(f"{locale} /{p}:\n" + "\n".join(v)
+                                        for p, v in problems.items())
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_calculator_states(audit_context, axe_source, calc_site, locale):
+    """Loading (the worker never answers), ready with invalid input marked, error."""
+    scheme, context = audit_context
+    page = context.new_page()
+    try:
+        url = calc_site.page_url(locale, "calculator")
+        page.route("**/assets/calc/worker.js", lambda route: None)  # held: stays loading
+        page.goto(url)
+        assert root(page, "calculator").get_attribute("data-state") == "loading"
+        loading = audit(page, axe_source, scheme)
+        page.unroute("**/assets/calc/worker.js")
+
+        page.goto(calc_site.page_url(locale, "calculator",
+                                     "seq=-1&batch=zwei&config=%7B&method=qlora"))
+        wait_ready(page, "calculator")
+        r = root(page, "calculator")
+        assert r.locator("[aria-invalid]").count() == 3  # the advanced options opened
+        ready = audit(page, axe_source, scheme)
+        if locale == "fa":
+            ready += [f"Latin text not marked ltr/en: {t}"
+                      for t in r.evaluate(UNMARKED_LATIN)]
+
+        page.route("**/assets/calc/worker.js", _no_python)
+        page.goto(url)
+        page.wait_for_selector('[data-calc-widget][data-state="error"]', state="attached")
+        error = audit(page, axe_source, scheme)
+        assert (loading, ready, error) == ([], [], [])
+    finally:
+        page.close()
+
+
+# --- the keyboard ----------------------------------------------------------------------------
+
+STOP_KEY = """
+function stopKey(el) {
+  if (el.name) return el.name;  // a radio group is one stop
+  const own = [...el.classList].filter((c) => c.startsWith('calc-'));
+  return [el.tagName.toLowerCase(), ...own, el.getAttribute('aria-labelledby') || '']
+    .filter(Boolean).join('.');
+}
+"""
+
+FOCUS_STATE = """() => {""" + STOP_KEY + """
+  const el = document.activeElement;
+  const widget = el && el.closest('[data-calc-widget]');
+  if (!widget) return null;
+  const s = getComputedStyle(el);
+  const outline = s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 1;
+  const ring = s.boxShadow && s.boxShadow !== 'none';
+  return {
+    key: stopKey(el),
+    tag: el.tagName, type: el.type || '', visible: outline || ring,
+    focusVisible: el.matches(':focus-visible'),
+  };
+}"""
+
+STOPS = """(root) => {""" + STOP_KEY + """
+  // what Tab must reach: every enabled, rendered control (one per radio group), each
+  // focusable region and summary, the buttons
+  const out = [];
+  const seen = new Set();
+  for (const el of root.querySelectorAll(
+      'input, select, textarea, button, summary, [tabindex="0"]')) {
+    if (el.disabled || el.closest('[hidden]') || !el.getClientRects().length) continue;
+    if (el.closest('details:not([open])') && el.tagName !== 'SUMMARY') continue;
+    const key = stopKey(el);
+    if (el.type === 'radio') { if (seen.has(key)) continue; }
+    seen.add(key);
+    out.push(key);
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("locale", ["en", "fa"])
+def test_calculator_by_keyboard_alone(open_page, locale):
+    page, watch = open_page(locale, "calculator")
+    wait_ready(page, "calculator")
+    r = root(page, "calculator")
+    r.locator("details.calc-advanced").evaluate("d => { d.open = true; }")
+    expected_stops = r.evaluate(STOPS)
+    # from the element before the widget's first field, Tab through everything to the end
+    r.locator('[name="model"]').focus()
+    page.keyboard.press("Shift+Tab")
+    reached, invisible = [], []
+    for _ in range(200):
+        page.keyboard.press("Tab")
+        state = page.evaluate(FOCUS_STATE)
+        if state is None:
+            if reached:
+                break  # left the widget: no keyboard trap
+            continue
+        if not (state["visible"] and state["focusVisible"]):
+            invisible.append(state["key"])
+        if not reached or reached[-1] != state["key"]:
+            reached.append(state["key"])
+    assert reached == expected_stops, (reached, expected_stops)
+    assert invisible == [], f"no visible focus indicator on {invisible}"
+
+    # operate it with keys only
+    r.locator("details.calc-advanced").evaluate("d => { d.open = false; }")
+    r.locator('[name="model"]').focus()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("qwen2.5-7b")
+    page.keyboard.press("Tab")  # method: the checked radio
+    page.keyboard.press("ArrowUp" if locale != "fa" else "ArrowUp")  # LoRA -> full
+    page.keyboard.press("Tab")  # rank
+    page.keyboard.press("Tab")  # targets
+    page.keyboard.press("Tab")  # seq
+    page.keyboard.press("Control+A")
+    page.keyboard.type("1024")
+    page.keyboard.press("Enter")  # no submit, no reload
+    page.keyboard.press("Tab")  # batch
+    page.keyboard.press("Tab")  # ckpt
+    page.keyboard.press("Space")
+    page.keyboard.press("Tab")  # unit: GiB -> GB
+    page.keyboard.press("ArrowDown" if locale != "fa" else "ArrowDown")
+    for _ in range(5):  # the advanced options, by Enter on their summary
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.tagName") == "SUMMARY":
+            break
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")  # optimizer
+    page.keyboard.press("ArrowDown")  # adamw -> the next optimizer
+    wait_idle(page, "calculator")
+    query = {"model": "qwen2.5-7b", "method": "full", "seq": "1024", "ckpt": "false",
+             "unit": "GB", "optimizer": "adamw-no-master"}
+    assert r.locator('[name="optimizer"]').input_value() == "adamw-no-master"
+    assert_figures(figures(page, "calculator"), expected_calculator(query, locale))
+    # the copy and reset buttons answer Enter and Space
+    r.locator("[data-calc-copy]").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("el => el.textContent === el.closest('[data-calc-widget]')"
+                           ".dataset.msgCopied", arg=r.locator("[data-calc-status]")
+                           .element_handle())
+    r.locator("button[type='reset']").focus()
+    page.keyboard.press("Space")
+    page.wait_for_function("el => el.dataset.busy === 'false'", arg=r.element_handle(),
+                           timeout=BOOT_TIMEOUT_MS)
+    wait_idle(page, "calculator")
+    assert_figures(figures(page, "calculator"), expected_calculator({}, locale))
+    watch.check()
+
+
+# --- right to left ---------------------------------------------------------------------------
+
+
+def test_isolate_latin_marks_runs_for_screen_readers():
+    out = isolate_latin('<label>رتبهٔ LoRA (r)</label><option value="a">AdamW با BF16</option>'
+                        '<span class="calc-fig">۱۶ GB</span><span dir="ltr">V = N</span>'
+                        '<p>Q&amp;A</p><svg><text>GiB</text></svg>')
+    assert '<label>رتبهٔ <span dir="ltr" lang="en">LoRA</span> (<span dir="ltr" lang="en">r' \
+           '</span>)</label>' in out
+    assert '<option value="a">\u2066AdamW\u2069 با \u2066BF16\u2069</option>' in out
+    assert '<span class="calc-fig">۱۶ GB</span>' in out  # figures: isolated by calc.css
+    assert '<span dir="ltr">V = N</span>' in out  # already marked
+    assert "&amp;" in out and "<svg><text>GiB</text></svg>" in out
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_404_page_speaks_the_locale(built_site, locale):
+    """Material's 404 heading is English on every locale; ours is the page's language (an
+    English heading on a Persian page would be read with the wrong voice)."""
+    import re
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    try:
+        from build_tables import not_found_heading
+    finally:
+        sys.path.remove(str(ROOT))
+    page = built_site / ("404.html" if locale == "en" else f"{locale}/404.html")
+    h1 = re.findall(r"<h1>(.*?)</h1>", page.read_text(encoding="utf-8"), re.S)
+    assert [h.strip() for h in h1] == [not_found_heading(locale)]
+    assert "Not found" not in page.read_text(encoding="utf-8") or locale == "en"
