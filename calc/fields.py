@@ -54,6 +54,10 @@ FIELDS = ("model", "config", *ARCH_FIELDS, "method", "rank", "targets", "seq", "
 MAX_FRACTION_DIGITS = 24
 _QUANTUM = Decimal(1).scaleb(-MAX_FRACTION_DIGITS)
 _WIDE = Context(prec=200)
+#: The exponents libmpdec accepts on 32-bit platforms (Pyodide, where the calculators run):
+#: beyond them Decimal() refuses the text there, so it is refused here too, and a link gives
+#: the same answer at build time and in the browser ("1e-999999999": not a number, in both).
+_MAX_ADJUSTED, _MIN_EXPONENT = 425_000_000, -849_999_999
 _SUFFIX = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
 _FA_DIGITS = str.maketrans("۰۱۲۳۴۵۶۷۸۹٠١٢٣٤٥٦٧٨٩", "01234567890123456789")
 _GROUP_DOT = re.compile(r"^[+-]?\d{1,3}(\.\d{3})+$")
@@ -110,9 +114,12 @@ def read_decimal(value: Raw, locale: str = "en") -> Decimal:
             raise _Bad("not_a_number", value=str(value).strip()[:MAX_LEN]) from None
     if not d.is_finite():
         raise _Bad("not_finite")
+    exponent = d.as_tuple().exponent
+    if d.adjusted() > _MAX_ADJUSTED or exponent < _MIN_EXPONENT:  # type: ignore[operator]
+        raise _Bad("not_a_number", value=str(value).strip()[:MAX_LEN])
     if d < 0:
         raise _Bad("negative")
-    if d.as_tuple().exponent < -MAX_FRACTION_DIGITS:  # type: ignore[operator]
+    if exponent < -MAX_FRACTION_DIGITS:  # type: ignore[operator]  # type: ignore[operator]
         # "1e-999999999" is 12 characters but an exact fraction with a billion-digit
         # denominator: round what no figure can show, so that every call stays fast.
         try:

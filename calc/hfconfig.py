@@ -28,6 +28,31 @@ QKV_BIAS_TYPES = frozenset({"qwen2"})
 #: Families whose config class ties embeddings unless told otherwise.
 TIED_BY_DEFAULT = frozenset({"gemma", "gemma2", "gemma3_text"})
 MAX_DIM = 10**7
+#: Deepest nesting read: json.loads recurses per level, and in Pyodide the JavaScript stack
+#: overflows (a fatal error, not a RecursionError) long before Python's recursion limit.
+MAX_DEPTH = 32
+
+
+def _depth(text: str) -> int:
+    """Deepest [ / { nesting of a JSON text, strings skipped, without recursion."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
 
 
 def _fail(code: str, **params: object) -> CalcError:
@@ -49,6 +74,8 @@ def _int(cfg: dict[str, Any], name: str, required: bool = True) -> int | None:
 def parse_config(text: str) -> Architecture:
     from .catalog import count_params_of
 
+    if _depth(text) > MAX_DEPTH:
+        raise _fail("json_too_deep", max=MAX_DEPTH)
     try:
         cfg = json.loads(text)
     except (ValueError, RecursionError) as err:
