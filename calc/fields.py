@@ -119,7 +119,7 @@ def read_decimal(value: Raw, locale: str = "en") -> Decimal:
         raise _Bad("not_a_number", value=str(value).strip()[:MAX_LEN])
     if d < 0:
         raise _Bad("negative")
-    if exponent < -MAX_FRACTION_DIGITS:  # type: ignore[operator]  # type: ignore[operator]
+    if exponent < -MAX_FRACTION_DIGITS:  # type: ignore[operator]
         # "1e-999999999" is 12 characters but an exact fraction with a billion-digit
         # denominator: round what no figure can show, so that every call stays fast.
         try:
