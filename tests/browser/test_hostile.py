@@ -123,7 +123,8 @@ def check_clean(page, watch, dialogs) -> None:
     assert dialogs == []
     assert page.evaluate("window.__csp") == []
     assert watch.page_errors == [] and watch.foreign() == []
-    assert watch.failed == []
+    # a request cancelled because the page navigated on (the favicon, under load) is no failure
+    assert [f for f in watch.failed if not f.endswith("net::ERR_ABORTED")] == []
 
 
 FIELD_STATES = """(root) => {
