@@ -313,7 +313,12 @@ class Widget {
         if (el.querySelector("[aria-invalid]")) el.open = true;
       }
     }
-    this.results.innerHTML = result.html; // Python's HTML: every value escaped by calc.render
+    // The first answer for the page's own defaults holds the figures the build already put on
+    // the page (the browser tests check they are the same): leave them, since replacing them
+    // costs a style and layout pass of the whole page while it is still starting.
+    if (!(init && !this.touched)) {
+      this.results.innerHTML = result.html; // Python's HTML: every value escaped by calc.render
+    }
     this.markStale(false);
     for (const [name, text] of Object.entries(result.placeholders || {})) {
       const el = this.form.elements.namedItem(name);
