@@ -520,9 +520,11 @@ def report(r: dict, out: Path) -> None:
     add(f"- Software: Python {m['python']}, Node {m['node']}, {m['chromium']} (headless, "
         f"Playwright), Pyodide {m['pyodide']}, Lighthouse {m['lighthouse']}")
     load = r.get("load", {})
-    add(f"- Load average (1 min) when the run started: {load.get('start', 0):.1f}; at the browser "
-        f"measurements: {load.get('browser', 0):.1f}; after Lighthouse: "
-        f"{load.get('lighthouse', 0):.1f} (2 cores: above 2, other work shared the machine)")
+    add(f"- Load average (1 min): {load.get('start', 0):.1f} when the run started, "
+        f"{load.get('browser', 0):.1f} before the boot measurements, "
+        f"{load.get('boot_end', 0):.1f} after them, {load.get('latency_end', 0):.1f} after the "
+        f"edit latencies, {load.get('lighthouse', 0):.1f} after Lighthouse (2 cores: above 2, "
+        "other work was sharing the machine)")
     add("- Server: `serve.py` on loopback (127.0.0.1), HTTP/1.1 keep-alive, gzip for text types, "
         "`.wasm` and the snapshot, ETag and "
         "304 on revalidation, `Cache-Control: no-cache`; no network throttling (Lighthouse "
@@ -585,11 +587,14 @@ def report(r: dict, out: Path) -> None:
             "the figures that changed).")
     if not lh_ok["performance"]:
         why.append(
-            "Lighthouse performance: what it takes off is total blocking time, on the pages "
-            "without a calculator as much as on the calculator (Python runs in the worker and "
-            "blocks nothing): Material's own start-up on a long page, about 250-300 ms of main "
-            "thread at the mobile preset's 4 x CPU slowdown, which grows with the machine's "
-            "load; first paint and LCP score 0.9-1.0. See each page's other runs in section 6.")
+            "Lighthouse performance: what it takes off is mostly total blocking time: "
+            "Material's own start-up on a long page (its first style and layout pass, forced by "
+            "its palette and scroll observers), 250-300 ms of main thread at the mobile "
+            "preset's 4 x CPU slowdown on a quiet machine and much more when other work shares "
+            "the two cores. Calculator pages lose more: Python runs in the worker, but on two "
+            "cores the worker's start (compiling the WebAssembly, unpacking the snapshot) takes "
+            "CPU time from the main thread while the page starts; starting it later did not "
+            "help (bench/ideas.md). See each page's other runs in section 6.")
     if not (ratio_cold < 1 and ratio_warm < 1) or ratio_cold > T_READY_RATIO:
         why.append("Python ready: see section 1-2 for the spread of the repetitions.")
     if why:
@@ -764,11 +769,13 @@ def main(argv: list[str] | None = None) -> int:
                     results["load"]["browser"] = os.getloadavg()[0]
                     log("boot times ...")
                     results["boot"] = boot_times(browser, base, args.reps)
+                    results["load"]["boot_end"] = os.getloadavg()[0]
                     log("recalculation latency ...")
                     results["latency"] = {
                         "en": edit_latency(browser, base, args.edits, "en"),
                         "fa": edit_latency(browser, base, max(40, args.edits // 2), "fa"),
                     }
+                    results["load"]["latency_end"] = os.getloadavg()[0]
                     log("bytes transferred ...")
                     results["transfer"] = transfer(browser, base)
                 finally:
