@@ -94,7 +94,7 @@ Other duties of this hook
 - Pages with FAQ questions (`## Question { #id .faq }`) get schema.org FAQPage data (JSON-LD).
 - On right-to-left pages, runs of Latin text are wrapped in `<span dir="ltr" lang="en">` so the
   bidi algorithm cannot reorder them ("ZeRO-3/FSDP", "Llama 3.1 8B") and screen readers read
-  them in English (the widgets do the same in calc.render.isolate_latin).
+  them in English (`calc.bidi.isolate_latin`, the same function as the widgets').
 - `<html>` gets the page's `dir`; hreflang alternates are made absolute (site_url), and each
   page's directory gets a small sitemap.xml, which Material's language switcher fetches
   beside every alternate; 404.html exists per locale (`/<locale>/404.html`).
@@ -723,59 +723,9 @@ def digit_problems(markdown: str) -> list[tuple[int, str]]:
 
 # --- right to left: Latin runs ----------------------------------------------------------------
 
-#: Elements whose text is left alone: code, scripts, figures (fmt isolates their units itself),
-#: widgets (calc.render handles their direction), and anything already given a direction.
-_BIDI_SKIP_TAGS = frozenset({"code", "pre", "kbd", "samp", "script", "style", "svg", "math",
-                             "textarea", "bdi", "bdo"})
-_VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link",
-                        "meta", "source", "track", "wbr"})
-_TOKEN = re.compile(r"(<!--.*?-->|<[^>]*>)", re.S)
-_TAG_NAME = re.compile(r"</?\s*([A-Za-z][\w-]*)")
-_ENTITY = re.compile(r"(&#?\w+;)")
-#: A run of Latin words, with the digits and joiners inside it: "Llama 3.1 8B", "ZeRO-3/FSDP",
-#: "gradient checkpointing", "config.json".
-_LATIN_RUN = re.compile(
-    r"[A-Za-z][A-Za-z0-9]*(?:(?:[ .\-/+_:'\u2019]|\u00a0)+[A-Za-z0-9][A-Za-z0-9]*)*")
-
-
-def isolate_latin(html_text: str) -> str:
-    """Wrap each run of Latin text of a right-to-left page in `<span dir="ltr" lang="en">`, so
-    that the Unicode bidi algorithm never reorders it with its Persian neighbours (e.g.
-    "ZeRO-3/FSDP", "Llama 3.1 8B", a Latin term before a comma) and a screen reader reads it
-    with an English voice rather than spelling it with a Persian one."""
-    out: list[str] = []
-    stack: list[tuple[str, bool]] = []  # open elements: (name, skip inside)
-    for token in _TOKEN.split(html_text):
-        if not token:
-            continue
-        if token.startswith("<"):
-            out.append(token)
-            if token.startswith("<!--"):
-                continue
-            m = _TAG_NAME.match(token)
-            if not m:
-                continue
-            name = m.group(1).lower()
-            if token.startswith("</"):
-                for i in range(len(stack) - 1, -1, -1):
-                    if stack[i][0] == name:
-                        del stack[i:]
-                        break
-            elif name not in _VOID_TAGS and not token.endswith("/>"):
-                skip = (name in _BIDI_SKIP_TAGS or " dir=" in token or "calc-fig" in token
-                        or "data-calc-widget" in token or "headerlink" in token)
-                stack.append((name, skip))
-            continue
-        if any(skip for _, skip in stack):
-            out.append(token)
-            continue
-        for part in _ENTITY.split(token):
-            if part.startswith("&") and part.endswith(";"):
-                out.append(part)
-            else:
-                out.append(_LATIN_RUN.sub(
-                    lambda r: f'<span dir="ltr" lang="en">{r.group(0)}</span>', part))
-    return "".join(out)
+#: Start-tag markers of elements the prose pass leaves alone: any element with its own `dir`,
+#: the widgets (calc.render isolates their text itself) and heading permalinks.
+_BIDI_SKIP_MARKERS = (" dir=", "data-calc-widget", "headerlink")
 
 
 def on_page_content(html_text, page, config, files):
@@ -786,7 +736,8 @@ def on_page_content(html_text, page, config, files):
         # JSON-LD in a <script>: "</" must not close it
         page.meta["faq_jsonld"] = json.dumps(faq, ensure_ascii=False).replace("</", "<\\/")
     if i18n.locale_dir(site_locale(config)) == "rtl":
-        return isolate_latin(html_text)
+        from calc.bidi import isolate_latin
+        return isolate_latin(html_text, _BIDI_SKIP_MARKERS)
     return html_text
 
 

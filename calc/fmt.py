@@ -52,12 +52,12 @@ import decimal
 import math
 from decimal import ROUND_HALF_UP, Decimal
 
+from .bidi import LRI, PDI
 from .i18n import LOCALES, locale_dir, lookup, normalize_locale, plural_category
 
 __all__ = ["fmt", "LOCALES", "UNITS"]
 
 NBSP = "\u00a0"
-LRI, PDI = "\u2066", "\u2069"
 
 _PERSIAN_DIGITS = "۰۱۲۳۴۵۶۷۸۹"
 

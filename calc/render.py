@@ -28,6 +28,7 @@ from html import escape
 from typing import Any, Callable, Iterable, Mapping
 
 from . import catalog, engine
+from .bidi import isolate_latin, isolate_text
 from .chart import stacked_bar, swatch
 from .engine import Estimate, QUICK_PRESETS, estimate, gpu_fit
 from .errors import CalcError
@@ -489,73 +490,11 @@ def _bidi(html: str, loc: str) -> str:
     return isolate_latin(html) if locale_dir(loc) == "rtl" else html
 
 
-_ISOLATED = re.compile("([\u2066-\u2068][^\u2069]*\u2069)")
-
-
 def _bidi_text(text: str, loc: str) -> str:
     """Plain text the page shows by textContent (messages, the status line): on a right-to-left
     page each Latin run between LRI and PDI, as in `<option>` (plain text can carry no `dir`
-    or `lang`); runs already isolated (a quoted value) are left as they are."""
-    if locale_dir(loc) != "rtl":
-        return text
-    return "".join(part if _ISOLATED.fullmatch(part) else
-                   _LATIN_RUN.sub(lambda r: f"{LRI}{r.group(0)}{PDI}", part)
-                   for part in _ISOLATED.split(text))
-
-
-# --- right to left ---------------------------------------------------------------------------
-
-_TOKEN = re.compile(r"(<[^>]*>)")
-_TAG_NAME = re.compile(r"</?\s*([A-Za-z][\w-]*)")
-_ENTITY = re.compile(r"(&#?\w+;)")
-#: A run of Latin words with the digits and joiners inside it ("Llama 3.1 8B", "ZeRO-3/FSDP",
-#: "flash attention"), as build_tables.isolate_latin finds them in the pages' prose.
-_LATIN_RUN = re.compile(
-    r"[A-Za-z][A-Za-z0-9]*(?:(?:[ .\-/+_:'\u2019]|\u00a0)+[A-Za-z0-9][A-Za-z0-9]*)*")
-_ISOLATE_SKIP = frozenset({"svg", "textarea", "script", "style", "code", "bdi", "bdo"})
-_OWN_DIR = re.compile(r'\sdir="(?:ltr|auto)"')
-_VOID = frozenset({"input", "br", "img", "hr", "meta", "link", "col", "wbr", "source"})
-LRI, PDI = "\u2066", "\u2069"
-
-
-def isolate_latin(html: str) -> str:
-    """A right-to-left widget's HTML with each run of Latin text in `<span dir="ltr" lang="en">`:
-    the bidi algorithm keeps it whole ("ZeRO-3/FSDP", "(q, k, v, o)") and a screen reader reads
-    it with an English voice. `<option>` holds text only: there the run goes between the
-    isolate marks LRI and PDI. Figures (`calc-fig`, isolated by calc.css), elements that carry
-    their own `dir`, SVG and code are left alone."""
-    out: list[str] = []
-    stack: list[tuple[str, str]] = []  # open elements: (name, "skip" | "option" | "")
-    for token in _TOKEN.split(html):
-        if not token:
-            continue
-        if token.startswith("<"):
-            out.append(token)
-            m = _TAG_NAME.match(token)
-            if not m:
-                continue
-            name = m.group(1).lower()
-            if token.startswith("</"):
-                for i in range(len(stack) - 1, -1, -1):
-                    if stack[i][0] == name:
-                        del stack[i:]
-                        break
-            elif name not in _VOID and not token.endswith("/>"):
-                mode = ("skip" if name in _ISOLATE_SKIP or _OWN_DIR.search(token)
-                        or "calc-fig" in token
-                        else "option" if name == "option" else "")
-                stack.append((name, mode))
-            continue
-        modes = {mode for _, mode in stack}
-        if "skip" in modes:
-            out.append(token)
-            continue
-        wrap = ((lambda r: f"{LRI}{r.group(0)}{PDI}") if "option" in modes
-                else (lambda r: f'<span dir="ltr" lang="en">{r.group(0)}</span>'))
-        for part in _ENTITY.split(token):
-            out.append(part if part.startswith("&") and part.endswith(";")
-                       else _LATIN_RUN.sub(wrap, part))
-    return "".join(out)
+    or `lang`)."""
+    return isolate_text(text) if locale_dir(loc) == "rtl" else text
 
 
 def _stale(html: str) -> str:

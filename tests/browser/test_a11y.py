@@ -28,7 +28,6 @@ import pytest
 
 from browser_helpers import (BOOT_TIMEOUT_MS, LOCALES, assert_figures, expected_calculator,
                              figures, root, wait_idle, wait_ready)
-from calc.render import isolate_latin
 
 ROOT = Path(__file__).resolve().parents[2]
 AXE_JS = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -299,21 +298,6 @@ def test_calculator_by_keyboard_alone(open_page, locale):
     wait_idle(page, "calculator")
     assert_figures(figures(page, "calculator"), expected_calculator({}, locale))
     watch.check()
-
-
-# --- right to left ---------------------------------------------------------------------------
-
-
-def test_isolate_latin_marks_runs_for_screen_readers():
-    out = isolate_latin('<label>رتبهٔ LoRA (r)</label><option value="a">AdamW با BF16</option>'
-                        '<span class="calc-fig">۱۶ GB</span><span dir="ltr">V = N</span>'
-                        '<p>Q&amp;A</p><svg><text>GiB</text></svg>')
-    assert '<label>رتبهٔ <span dir="ltr" lang="en">LoRA</span> (<span dir="ltr" lang="en">r' \
-           '</span>)</label>' in out
-    assert '<option value="a">\u2066AdamW\u2069 با \u2066BF16\u2069</option>' in out
-    assert '<span class="calc-fig">۱۶ GB</span>' in out  # figures: isolated by calc.css
-    assert '<span dir="ltr">V = N</span>' in out  # already marked
-    assert "&amp;" in out and "<svg><text>GiB</text></svg>" in out
 
 
 @pytest.mark.parametrize("locale", LOCALES)

@@ -1,0 +1,85 @@
+"""Right-to-left pages: Latin runs kept whole and read in English.
+
+One place for the rule, used by the widgets (`calc.render`, at build time and in the worker)
+and by the build hook for the guide's prose (`build_tables.on_page_content`):
+
+- `isolate_latin(html)`: each run of Latin text ("Llama 3.1 8B", "ZeRO-3/FSDP", "flash
+  attention", "config.json") goes into `<span dir="ltr" lang="en">`, so the Unicode bidi
+  algorithm never reorders it with its Persian neighbours and a screen reader reads it with an
+  English voice. `<option>` holds text only: there the run goes between the isolate marks LRI
+  and PDI. Code, SVG, figures (`calc-fig`: `fmt` isolates their units itself) and elements with
+  their own `dir="ltr"`/`dir="auto"` are left alone, as is any element whose start tag contains
+  one of `skip_markers`.
+- `isolate_text(text)`: the same for plain text shown by `textContent` (messages, the status
+  line), with LRI/PDI; runs already isolated are left as they are.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["LRI", "PDI", "isolate_latin", "isolate_text"]
+
+LRI, PDI = "\u2066", "\u2069"
+
+#: A run of Latin words with the digits and joiners inside it.
+_LATIN_RUN = re.compile(
+    r"[A-Za-z][A-Za-z0-9]*(?:(?:[ .\-/+_:'\u2019]|\u00a0)+[A-Za-z0-9][A-Za-z0-9]*)*")
+_TOKEN = re.compile(r"(<!--.*?-->|<[^>]*>)", re.S)
+_TAG_NAME = re.compile(r"</?\s*([A-Za-z][\w-]*)")
+_ENTITY = re.compile(r"(&#?\w+;)")
+_ISOLATED = re.compile("([\u2066-\u2068][^\u2069]*\u2069)")
+#: Elements whose text is left alone.
+_SKIP_TAGS = frozenset({"code", "pre", "kbd", "samp", "script", "style", "svg", "math",
+                        "textarea", "bdi", "bdo"})
+_OWN_DIR = re.compile(r'\sdir="(?:ltr|auto)"')
+_VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
+                   "source", "track", "wbr"})
+
+
+def _span(run: re.Match[str]) -> str:
+    return f'<span dir="ltr" lang="en">{run.group(0)}</span>'
+
+
+def _marks(run: re.Match[str]) -> str:
+    return f"{LRI}{run.group(0)}{PDI}"
+
+
+def isolate_latin(html: str, skip_markers: tuple[str, ...] = ()) -> str:
+    """`html` with each Latin run of its text isolated (see the module's docstring)."""
+    out: list[str] = []
+    stack: list[tuple[str, str]] = []  # open elements: (name, "skip" | "option" | "")
+    for token in _TOKEN.split(html):
+        if not token:
+            continue
+        if token.startswith("<"):
+            out.append(token)
+            m = None if token.startswith("<!--") else _TAG_NAME.match(token)
+            if not m:
+                continue
+            name = m.group(1).lower()
+            if token.startswith("</"):
+                for i in range(len(stack) - 1, -1, -1):
+                    if stack[i][0] == name:
+                        del stack[i:]
+                        break
+            elif name not in _VOID and not token.endswith("/>"):
+                skip = (name in _SKIP_TAGS or _OWN_DIR.search(token) is not None
+                        or "calc-fig" in token or any(s in token for s in skip_markers))
+                stack.append((name, "skip" if skip else "option" if name == "option" else ""))
+            continue
+        modes = {mode for _, mode in stack}
+        if "skip" in modes:
+            out.append(token)
+            continue
+        wrap = _marks if "option" in modes else _span
+        for part in _ENTITY.split(token):
+            out.append(part if part.startswith("&") and part.endswith(";")
+                       else _LATIN_RUN.sub(wrap, part))
+    return "".join(out)
+
+
+def isolate_text(text: str) -> str:
+    """Plain text with each Latin run between LRI and PDI (runs already isolated kept)."""
+    return "".join(part if _ISOLATED.fullmatch(part) else _LATIN_RUN.sub(_marks, part)
+                   for part in _ISOLATED.split(text))
