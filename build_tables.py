@@ -49,6 +49,9 @@ Context: macros and values
     per hour (USD). Names: gpu_memory, gpu_usable, gpu_price.
 `model_name(id)`, `gpu_name(id)`
     Catalog names (escaped text), so that names with digits are never typed into prose.
+    `gpu_name` is the card's display name in the page's locale (`calc.catalog.gpu_label`):
+    the model name in Latin letters, the memory size in the page's digits where the name
+    carries one ("NVIDIA A100 80 GB", "Mac with Apple silicon, 36 GB"), translated words.
 `C`
     calc's constants: every upper-case name of `calc.engine` (ACT_BYTES, ACT_BYTES_CKPT,
     OVERHEAD_BYTES, DISCRETE_USABLE, UNIFIED_USABLE, NF4_BYTES_PER_PARAM, BF16_BYTES,
@@ -65,9 +68,11 @@ Context: macros and values
     master copy) in GB beside the detailed engine's figure for a representative preset.
 `table_gpu_choice()`
     Markdown table: 7/8B, 13/14B, 32/34B, 70B x full, LoRA, QLoRA: the engine's total and the
-    smallest catalog cards that fit on one card, else the fewest cards with ZeRO-3 sharding.
+    smallest catalog cards that fit on one card, else the fewest cards with ZeRO-3 sharding
+    (cards by their display names, as `gpu_name`).
 `table_gpu_catalog()`
-    Markdown table of the GPU catalog: memory, kind, example hourly price, typical use.
+    Markdown table of the GPU catalog: display name (as `gpu_name`), memory, kind, example
+    hourly price, typical use.
 `widget(name)`
     A calculator widget ("calculator", "adapter", "quick", "cost") in its default state,
     rendered by `calc.render.widget(name, locale)`.
@@ -84,8 +89,9 @@ A digit typed into prose fails the build (`digit_problems`), because it would no
 page's number format (Persian digits on `fa` pages) nor change with calc. Allowed: anything
 inside `{{ }}` / `{% %}` / `{## ##}`, code spans and blocks, HTML tags and `<cite>` (titles of
 cited works), attribute lists (`{ #13b-on-24gb }`), link targets, ordered-list markers, catalog
-names of models and GPUs ("Llama 3.1 8B", "RTX 4090"), and words with digits after a Latin
-letter (BF16, NF4, H100, Qwen2.5, ZeRO-3, Phi-3, S3). Prefer `model_name()` / `gpu_name()`.
+names of models and GPUs ("Llama 3.1 8B", "RTX 4090"; but not a GPU's memory size, such as
+the "80 GB" of "A100 80 GB", which is a figure: write `gpu_name("a100-80")`), and words with
+digits after a Latin letter (BF16, NF4, H100, Qwen2.5, ZeRO-3, Phi-3, S3). Prefer `model_name()` / `gpu_name()`.
 
 Other duties of this hook
 -------------------------
@@ -104,9 +110,18 @@ Other duties of this hook
   content="__CSP__">` first in every page's head; `on_post_page` (and `on_post_template` for
   404.html) replaces the placeholder with `CSP_DIRECTIVES` plus the SHA-256 of each inline
   script the page itself carries (Material's bootstrap scripts), so nothing else runs inline.
-- Search: Persian-only letters, Persian digits and ZWNJ are made word characters of lunr's
-  Arabic trimmer (`patch_lunr_persian`), so Persian words are found; the search dialog gets an
-  accessible name.
+- Search, one index per locale: Material's search plugin (with static-i18n) writes a single
+  `search/search_index.json` of every locale's pages; after the whole build
+  (`write_locale_search_index`) each locale gets its own, `search/search_index.json` for the
+  default one and `<locale>/search/search_index.json` for the others, holding only that
+  locale's pages (locations relative to the locale's root) with the lunr languages of
+  `SEARCH_LANGS`. Material fetches the index from `search/search_index.json` under `base` of
+  the page's `__config`, so a locale's pages (and its 404 page) get `base` = the locale's root
+  (`point_search_at_locale`); nothing else of the site reads `__config`'s `base` (Material
+  uses it for search results' links and, with features this site leaves off, for instant
+  navigation and versions). Persian-only letters, Persian digits and ZWNJ are made word
+  characters of lunr's Arabic trimmer (`patch_lunr_persian`), so Persian words are found; the
+  search dialog gets an accessible name.
 - After the default-language build (once per `mkdocs build`), Pyodide's runtime files are
   copied from node_modules/pyodide into `assets/pyodide/` and a real wheel of `calc` is built
   from pyproject.toml into `assets/calc/` with `assets/calc/manifest.json` naming it. Then Node
@@ -138,7 +153,7 @@ from typing import Any
 from urllib.parse import urljoin
 
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import event_priority
+from mkdocs.plugins import CombinedEvent, event_priority
 
 ROOT = Path(__file__).resolve().parent
 
@@ -354,7 +369,7 @@ class Macros:
     def gpu_name(self, gpu_id: str) -> str:
         from calc import catalog
 
-        return _esc(catalog.gpu(gpu_id).name)
+        return _esc(catalog.gpu_label(catalog.gpu(gpu_id), self.locale))
 
     # - tables -
 
@@ -407,7 +422,8 @@ class Macros:
                 one = sorted((f for f in fits if f.fits), key=lambda f: f.gpu.memory_bytes)
                 if one:
                     smallest = one[0].gpu.memory_bytes
-                    names = ", ".join(f.gpu.name for f in one if f.gpu.memory_bytes == smallest)
+                    names = ", ".join(catalog.gpu_label(f.gpu, self.locale)
+                                      for f in one if f.gpu.memory_bytes == smallest)
                     larger = any(f.gpu.memory_bytes > smallest for f in one)
                     one_text = t("table.and_larger", cards=names) if larger else _esc(names)
                     multi_text = "—"
@@ -416,7 +432,7 @@ class Macros:
                     multi = sorted((f for f in fits if f.cards is not None),
                                    key=lambda f: (f.cards, -f.gpu.memory_bytes))
                     multi_text = ", ".join(
-                        t("table.cards_of", n=f.cards, card=f.gpu.name)
+                        t("table.cards_of", n=f.cards, card=catalog.gpu_label(f.gpu, self.locale))
                         for f in multi[:MULTI_GPU_OPTIONS]) or "—"
                 rows.append([
                     self._size_label(size),
@@ -444,7 +460,7 @@ class Macros:
             price = (self.fig("gpu_price", g.price_per_hour, "USD")
                      if g.price_per_hour is not None else "—")
             rows.append([
-                _esc(g.name),
+                _esc(catalog.gpu_label(g, self.locale)),
                 self.fig("gpu_memory", g.memory_bytes, "GiB", 0),
                 t("gpu.kind." + g.kind.value),
                 price,
@@ -671,11 +687,14 @@ def _blank(m: re.Match) -> str:
 
 @lru_cache(maxsize=None)
 def _name_pattern() -> re.Pattern:
-    """Catalog names (models, GPUs) and their runs of words that start with a word and hold a
-    digit ("Llama 3.1 8B", "RTX 4090", "A100 80 GB"): digits inside names are not figures."""
+    """Catalog names (models; GPUs' model names) and their runs of words that start with a
+    word and hold a digit ("Llama 3.1 8B", "RTX 4090"): digits inside names are not figures.
+    A card's memory size ("A100 80 GB") is a figure (`gpu_name()` writes it in the page's
+    digits), so it is not allowed typed."""
     from calc import catalog
 
-    names = [m.name for m in catalog.models()] + [g.name for g in catalog.gpus()]
+    names = [m.name for m in catalog.models()] + [g.product for g in catalog.gpus()
+                                                  if g.product is not None]
     found: set[str] = set()
     for name in names:
         words = name.split()
@@ -789,6 +808,7 @@ def on_post_page(output, page, config):
 
     output = _HTML_TAG.sub(add_dir, output, count=1)
     output = label_search_dialog(output)
+    output = point_search_at_locale(output, site_locale(config))
     page_url = page.canonical_url
     if not page_url:
         raise PluginError("build_tables: site_url must be set (hreflang alternates are absolute)")
@@ -953,6 +973,7 @@ def on_post_template(output_content, template_name, config):
     direction = i18n.locale_dir(locale)
     out = _HTML_TAG.sub(lambda m: f'<html{m.group(1)} dir="{direction}">', output_content, count=1)
     out = label_search_dialog(out)
+    out = point_search_at_locale(out, locale)
     base = config.site_url or "/"
     out = _ALTERNATE.sub(
         lambda m: (f'<link rel="alternate" href="{_esc(urljoin(base, html.unescape(m.group(1))))}"'
@@ -968,7 +989,7 @@ def on_post_template(output_content, template_name, config):
     return _root_404 if _root_404 is not None else out
 
 
-def on_post_build(config):
+def _ship_runtime(config):
     """Once per full build (the default language is built first, then static-i18n builds the
     others into the same directory without cleaning it): ship Pyodide and the calc wheel."""
     site_dir = Path(config.site_dir)
@@ -978,6 +999,120 @@ def on_post_build(config):
     copy_pyodide(ROOT / "node_modules" / "pyodide", site_dir / "assets" / "pyodide")
     wheel = build_wheel(ROOT, site_dir / "assets" / "calc")
     build_snapshot(site_dir / "assets" / "pyodide", wheel, site_dir / "assets" / "calc")
+
+
+#: The locale of each build under way: static-i18n builds the other languages inside the
+#: default language's post-build, and leaves the theme's language at the last one built.
+_building: list[str] = []
+
+
+def on_pre_build(config):
+    _building.append(site_locale(config))
+
+
+@event_priority(-200)  # after static-i18n's on_post_build (-100): see write_locale_search_index
+def _split_search_index(config):
+    locale = _building.pop() if _building else site_locale(config)
+    write_locale_search_index(Path(config.site_dir), locale)
+
+
+#: Every language build's post-build: `_ship_runtime` at the default priority, then (last of
+#: all) `_split_search_index`.
+on_post_build = CombinedEvent(_ship_runtime, _split_search_index)
+
+
+# --- search: one index per locale ------------------------------------------------------------
+
+#: lunr languages of each locale's search index (its `config.lang`). English is in every list
+#: but the default locale's, for the Latin words every page has (LoRA, GPU, model names): with
+#: two or more languages Material's worker builds lunr.multiLanguage, whose trimmer keeps the
+#: word characters of all of them (Latin ones included) and strips punctuation, as the single
+#: index with all five languages did; a lone non-English language's trimmer (Cyrillic only for
+#: `ru`) would cut the Latin words away. lunr has no Persian: `fa` uses Arabic, with the
+#: Persian letters added (`patch_lunr_persian`, in lunr.multi, which is loaded for two or more
+#: languages only).
+SEARCH_LANGS: dict[str, tuple[str, ...]] = {
+    "en": ("en",),
+    "tr": ("en", "tr"),
+    "pt": ("en", "pt"),
+    "ru": ("en", "ru"),
+    "fa": ("en", "ar"),
+}
+#: The index's `config.pipeline`: Material removes from lunr's pipeline the functions not named
+#: here (of the languages in `lang`). The trimmer stays, so that the default locale's lone
+#: `en` keeps lunr's own trimmer (punctuation off the words' ends: "(LoRA)" is found as
+#: "LoRA"); the stemmers go, as Material's default (`stopWordFilter` alone) has them go.
+SEARCH_PIPELINE = ("stopWordFilter", "trimmer")
+
+
+def locale_root(locale: str) -> str:
+    """The locale's directory under the site's root: "" for the default locale, "tr/", ..."""
+    return "" if locale == DEFAULT_LOCALE else f"{locale}/"
+
+
+def locale_search_index(index: dict, locale: str) -> dict:
+    """The search index of one locale from the search plugin's: only the locale's documents,
+    their locations relative to the locale's root, and the locale's lunr languages."""
+    root = locale_root(locale)
+    others = tuple(locale_root(loc) for loc in LOCALES if loc not in (locale, DEFAULT_LOCALE))
+    docs = []
+    for doc in index["docs"]:
+        location = doc["location"]
+        if location.startswith(others) or not location.startswith(root):
+            continue
+        docs.append({**doc, "location": location[len(root):]})
+    config = {**index["config"], "lang": list(SEARCH_LANGS[locale]),
+              "pipeline": list(SEARCH_PIPELINE)}
+    return {**index, "config": config, "docs": docs}
+
+
+def write_locale_search_index(site_dir: Path, locale: str) -> Path:
+    """Write the locale's own search index, `<locale root>/search/search_index.json`.
+
+    Runs after every language build, after static-i18n's post-build. There,
+    `search/search_index.json` is the search plugin's index of the build just done: in a
+    language static-i18n builds, that language's pages alone; in the default language's build,
+    which ends last (static-i18n builds the others inside it), static-i18n's merge of every
+    build's pages, which is then cut down to the default locale's pages."""
+    source = site_dir / "search" / "search_index.json"
+    if not source.is_file():
+        raise PluginError(f"build_tables: {source} not found (is the search plugin on?)")
+    index = json.loads(source.read_text(encoding="utf-8"))
+    ours = locale_search_index(index, locale)
+    if not ours["docs"]:
+        raise PluginError(f"build_tables: the search index of {locale!r} holds no page")
+    lunr_dir = site_dir / "assets" / "javascripts" / "lunr" / "min"
+    for lang in SEARCH_LANGS[locale]:
+        if lang != "en" and not (lunr_dir / f"lunr.{lang}.min.js").is_file():
+            raise PluginError(f"build_tables: lunr has no language {lang!r} ({lunr_dir})")
+    target = site_dir / locale_root(locale) / "search" / "search_index.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # as compact as the search plugin writes it
+    target.write_text(json.dumps(ours, ensure_ascii=False, separators=(",", ":")),
+                      encoding="utf-8")
+    return target
+
+
+_CONFIG_SCRIPT = re.compile(r'(<script id="__config" type="application/json">)(.*?)(</script>)',
+                            re.S)
+
+
+def point_search_at_locale(output: str, locale: str) -> str:
+    """Set `base` of Material's `__config` to the locale's root (from the site's root that
+    Material's template gives it), so that its search fetches the locale's own index and
+    resolves the index's locations against the locale's root. The default locale's pages keep
+    theirs."""
+    if locale == DEFAULT_LOCALE:
+        return output
+    m = _CONFIG_SCRIPT.search(output)
+    if not m:
+        raise PluginError("build_tables: the page has no Material __config script")
+    base = json.loads(m.group(2))["base"]
+    old = '"base": ' + json.dumps(base)
+    if m.group(2).count(old) != 1:
+        raise PluginError(f"build_tables: unexpected __config of Material: {m.group(2)[:200]}")
+    new = '"base": ' + json.dumps((base if base.endswith("/") else base + "/") + locale_root(locale))
+    return output[:m.start(2)] + m.group(2).replace(old, new, 1) + output[m.end(2):]
 
 
 # --- search: Persian words -------------------------------------------------------------------

@@ -40,10 +40,15 @@ def _read_config(value: str) -> str:
         raise CalcError.one("config", "generic", value=str(err)) from None
 
 
+def _width(text: str) -> int:
+    """Columns `text` takes in a terminal: bidi marks and isolates (fa) take none."""
+    return sum(1 for ch in text if ch not in "\u200e\u200f\u2066\u2067\u2068\u2069")
+
+
 def breakdown(est, locale: str = "en") -> str:
     """A readable breakdown in the reader's language: the inputs, each component, the total,
     and for every catalog GPU whether one card holds the run or how many do with ZeRO-3."""
-    from .catalog import model
+    from .catalog import gpu_label, model
     from .errors import CalcError as _E
     from .fmt import fmt
     from .i18n import t
@@ -76,7 +81,8 @@ def breakdown(est, locale: str = "en") -> str:
     lines += ["", f"{t('ui.which_gpus', locale)} ({fmt(float(DISCRETE_USABLE), 'percent', locale)}"
                   f" / {fmt(float(UNIFIED_USABLE), 'percent', locale)}):"]
     fits = gpu_fit(est)
-    gw = max(len(f.gpu.name) for f in fits) + 2
+    names = {f.gpu.id: gpu_label(f.gpu, locale) for f in fits}
+    gw = max(_width(n) for n in names.values()) + 2
     for f in fits:
         if f.fits:
             verdict = t("ui.fits", locale)
@@ -84,7 +90,8 @@ def breakdown(est, locale: str = "en") -> str:
             verdict = t("ui.cards_needed", locale, n=f.cards)
         else:
             verdict = t("ui.does_not_fit", locale)
-        lines.append(f"  {f.gpu.name:<{gw}}{fmt(f.usable, unit, locale):>12}  {verdict}")
+        name = names[f.gpu.id]
+        lines.append(f"  {name}{' ' * (gw - _width(name))}{fmt(f.usable, unit, locale):>12}  {verdict}")
     return "\n".join(lines)
 
 

@@ -8,6 +8,11 @@ tree, an installed wheel and Pyodide alike) and cached.
 
 `count_params` recomputes a model's total parameter count from its shapes; the unit tests use it
 as an independent check of every preset's published `params`.
+
+A card's name as readers see it comes from `gpu_label(gpu, locale)`: the model name (`product`,
+a proper name kept in Latin letters in every locale), the words of the locale's message catalog
+(`gpu.label.<label>`) and, where the name needs it to tell variants apart (A100 40 GB / 80 GB,
+the Macs), the memory size written by `calc.fmt` in the locale's digits.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from importlib.resources import files
 from typing import Any, Mapping, Protocol
 
 from .errors import CalcError
+from .fmt import fmt
+from .i18n import normalize_locale, t
 from .types import Architecture, GpuKind
 
 __all__ = [
@@ -29,8 +36,10 @@ __all__ = [
     "ModelPreset",
     "count_params",
     "count_params_of",
+    "GPU_LABELS",
     "gpu",
     "gpu_ids",
+    "gpu_label",
     "gpus",
     "model",
     "model_ids",
@@ -38,6 +47,10 @@ __all__ = [
 ]
 
 GIB: int = 2**30
+GB: int = 10**9
+#: How a card's display name is built (the `label` of gpus.json): the model name alone, the
+#: model name and its memory, a Mac with Apple silicon of a memory size (no model name).
+GPU_LABELS: tuple[str, ...] = ("product", "product-memory", "apple-silicon-mac")
 ID_PATTERN: re.Pattern[str] = re.compile(r"[a-z0-9]+(?:[.-][a-z0-9]+)*")
 
 _ARCH_KEYS: tuple[str, ...] = (
@@ -110,10 +123,15 @@ class ModelPreset:
 
 @dataclass(frozen=True)
 class Gpu:
-    """One card (kind discrete) or one Apple unified-memory size (kind unified)."""
+    """One card (kind discrete) or one Apple unified-memory size (kind unified).
+
+    `product` is the model name ("NVIDIA A100"; None for a Mac, which is a memory size, not a
+    model) and `label` one of `GPU_LABELS`; what readers see is `gpu_label(gpu, locale)`.
+    """
 
     id: str
-    name: str
+    product: str | None
+    label: str
     vendor: str
     kind: GpuKind
     memory_bytes: int  # advertised "GB" of the vendor, read as GiB: memory_gib * 2**30
@@ -123,6 +141,12 @@ class Gpu:
     @property
     def memory_gib(self) -> int:
         return self.memory_bytes // GIB
+
+    @property
+    def advertised_bytes(self) -> int:
+        """The memory size as the vendor's name of the card says it ("A100 80 GB"), in bytes
+        of the unit GB, so that `fmt(..., "GB", locale, 0)` writes the advertised number."""
+        return self.memory_gib * GB
 
 
 def count_params(
@@ -288,9 +312,16 @@ def _gpu(entry: Mapping[str, Any], seen: set[str]) -> Gpu:
     use = _str(name, entry, "use")
     if not ID_PATTERN.fullmatch(use):
         raise CatalogDataError(f"{name}: {gpu_id!r}: use must be a short lowercase id")
+    label = entry.get("label")
+    if label not in GPU_LABELS:
+        raise CatalogDataError(f"{name}: {gpu_id!r}: label must be one of {', '.join(GPU_LABELS)}")
+    product = None if label == "apple-silicon-mac" else _str(name, entry, "product")
+    if label == "apple-silicon-mac" and entry.get("product") is not None:
+        raise CatalogDataError(f"{name}: {gpu_id!r}: a Mac has no product name (null)")
     return Gpu(
         id=gpu_id,
-        name=_str(name, entry, "name"),
+        product=product,
+        label=label,
         vendor=_str(name, entry, "vendor"),
         kind=kind,
         memory_bytes=_positive_int(name, entry, "memory_gib") * GIB,
@@ -347,3 +378,24 @@ def gpu(gpu_id: str) -> Gpu:
     if found is None:
         raise CalcError.one("gpu", "unknown_choice", value=gpu_id)
     return found
+
+
+def gpu_label(card: Gpu | str, locale: str) -> str:
+    """The display name of a card (a `Gpu` or its id) in `locale`, as plain (unescaped) text.
+
+    product: the model name as is ("NVIDIA GeForce RTX 4090"); product-memory: the catalog's
+    `gpu.label.product-memory` with the model name and the advertised memory written by `fmt`
+    ("NVIDIA A100 80 GB"; Persian digits on fa); apple-silicon-mac: `gpu.label.apple-silicon-mac`
+    with the memory ("Mac with Apple silicon, 36 GB").
+    """
+    gpu_id = card if isinstance(card, str) else card.id
+    return _label(gpu_id, normalize_locale(locale))
+
+
+@lru_cache(maxsize=None)
+def _label(gpu_id: str, loc: str) -> str:
+    g = gpu(gpu_id)
+    if g.label == "product" and g.product is not None:
+        return g.product
+    memory = fmt(g.advertised_bytes, "GB", loc, 0)
+    return t(f"gpu.label.{g.label}", loc, product=g.product or "", memory=memory)

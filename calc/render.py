@@ -191,7 +191,7 @@ def _calculator_results(est: Estimate, loc: str, wid: str) -> str:
     one = [f for f in discrete if f.fits]
     if one:
         smallest = min(one, key=lambda f: f.gpu.memory_bytes)
-        line = _tx("ui.smallest_fit", loc, gpu=smallest.gpu.name)
+        line = _tx("ui.smallest_fit", loc, gpu=catalog.gpu_label(smallest.gpu, loc))
         parts.append(f'<p class="calc-smallest" data-calc="smallest_gpu" '
                      f'data-value="{_e(smallest.gpu.id)}">{_e(line)}</p>')
     else:
@@ -238,7 +238,7 @@ def _gpu_cells(gpu_id: str, unit: str, loc: str) -> tuple[str, str]:
     """(name, memory and usable cells; price cell) of one catalog GPU."""
     g = catalog.gpu(gpu_id)
     usable = engine.usable_bytes(g)
-    head = (f'<th scope="row">{_e(g.name)}</th>'
+    head = (f'<th scope="row">{_e(catalog.gpu_label(g, loc))}</th>'
             f"{_td_fig(f'memory.{g.id}', g.memory_bytes, fmt(g.memory_bytes, unit, loc), 'bytes')}"
             f"{_td_fig(f'usable.{g.id}', usable, fmt(usable, unit, loc), 'bytes')}")
     if g.price_per_hour is None:
@@ -295,7 +295,7 @@ def _quick_results(n: Decimal, bpp: Decimal, act: Decimal, unit: str, loc: str) 
     if fits:
         g = min(fits, key=lambda f: f[0].memory_bytes)[0]
         fit_line = (f'<p class="calc-smallest" data-calc="smallest_gpu" data-value="{_e(g.id)}">'
-                    f'{_e(_tx("ui.smallest_fit", loc, gpu=g.name))}</p>')
+                    f'{_e(_tx("ui.smallest_fit", loc, gpu=catalog.gpu_label(g, loc)))}</p>')
     else:
         fit_line = (f'<p class="calc-smallest" data-calc="smallest_gpu" data-value="none">'
                     f'{_e(_tx("ui.none_fit", loc))}</p>')
@@ -713,7 +713,7 @@ def _quick_form(f: _Form, loc: str) -> str:
 
 
 def _cost_form(f: _Form, loc: str, placeholders: Mapping[str, str]) -> str:
-    gpus = [(g.id, f"{g.name} — {fmt(g.price_per_hour, 'USD', loc)}")
+    gpus = [(g.id, f"{catalog.gpu_label(g, loc)} — {fmt(g.price_per_hour, 'USD', loc)}")
             for g in catalog.gpus() if g.price_per_hour is not None]
     gpus.append(("", _tx("ui.custom_price", loc)))
     common = [

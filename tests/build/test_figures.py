@@ -133,16 +133,19 @@ def test_rule_of_thumb_eight_billion(built_site, site_pages):
 # --- the GPU choice table -------------------------------------------------------------------
 
 
-def expected_gpu_cells(preset: str, method: str) -> tuple[int, list[str], list[tuple[int, str]]]:
+def expected_gpu_cells(preset: str, method: str, locale: str
+                       ) -> tuple[int, list[str], list[tuple[int, str]]]:
     """Independently: total, the smallest discrete cards that fit on one card, else the fewest
-    cards with ZeRO-3 (count, name)."""
+    cards with ZeRO-3 (count, display name in the locale; the names themselves are checked by
+    tests/unit/test_gpu_labels.py)."""
     e = estimate(model=preset, method=method)
     discrete = [g for g in catalog.gpus() if g.kind is GpuKind.DISCRETE]
     usable = {g.id: g.memory_bytes * engine.DISCRETE_USABLE for g in discrete}
     fitting = [g for g in discrete if e.total <= usable[g.id]]
     if fitting:
         smallest = min(g.memory_bytes for g in fitting)
-        return e.total, [g.name for g in fitting if g.memory_bytes == smallest], []
+        return e.total, [catalog.gpu_label(g, locale) for g in fitting
+                         if g.memory_bytes == smallest], []
     options = []
     for g in discrete:
         room = usable[g.id] - (e.total - e.sharded)
@@ -150,7 +153,7 @@ def expected_gpu_cells(preset: str, method: str) -> tuple[int, list[str], list[t
             n = 1
             while e.sharded / n > room:
                 n += 1
-            options.append((n, -g.memory_bytes, g.name))
+            options.append((n, -g.memory_bytes, catalog.gpu_label(g, locale)))
     options.sort()
     return e.total, [], [(n, name) for n, _, name in options[:3]]
 
@@ -165,7 +168,7 @@ def test_gpu_choice_table_equals_calc(built_site, site_pages, locale):
     assert len(rows) == len(presets) * len(methods)
     for i, row in enumerate(rows):
         preset, method = presets[i // 3], methods[i % 3]
-        total, one, multi = expected_gpu_cells(preset, method)
+        total, one, multi = expected_gpu_cells(preset, method, locale)
         fig = dict(figs_of(row[2]))["total"]
         assert raw(fig) == total, (preset, method)
         assert fig.text == fmt(total, "GiB", locale)
@@ -190,7 +193,7 @@ def test_gpu_catalog_table_equals_calc(built_site, site_pages, locale):
     gpus = catalog.gpus()
     assert len(rows) == len(gpus)
     for row, g in zip(rows, gpus):
-        assert row[0].text.strip() == g.name
+        assert row[0].text.strip() == catalog.gpu_label(g, locale)
         assert raw(dict(figs_of(row[1]))["gpu_memory"]) == g.memory_bytes
         prices = dict(figs_of(row[3]))
         if g.price_per_hour is None:
@@ -198,6 +201,26 @@ def test_gpu_catalog_table_equals_calc(built_site, site_pages, locale):
         else:
             assert raw(prices["gpu_price"]) == g.price_per_hour
             assert prices["gpu_price"].text == fmt(g.price_per_hour, "USD", locale)
+
+
+def test_card_memory_in_names_follows_the_page(built_site, site_pages):
+    """Card names carry their memory size in the page's digits (written here, not by calc)."""
+    names = {}
+    for locale in LOCALES:
+        p = page(site_pages, built_site, locale, "choosing-a-gpu")
+        table = next(t for t in p.tables
+                     if any(n == "gpu_memory" for r in t for c in r for n, _ in figs_of(c)))
+        names[locale] = {row[0].text.strip() for row in table[1:]}
+    assert "NVIDIA A100 80\u00a0GB" in names["en"]
+    assert "Mac with Apple silicon, 36\u00a0GB" in names["en"]
+    assert "NVIDIA A100 80\u00a0ГБ" in names["ru"]
+    assert "Mac com Apple silicon, 36\u00a0GB" in names["pt"]
+    fa = names["fa"]
+    assert "NVIDIA H200 ۱۴۱\u00a0\u2066GB\u2069" in fa
+    assert "مک مجهز به Apple silicon، ۳۶\u00a0\u2066GB\u2069" in fa
+    assert "NVIDIA GeForce RTX 4090" in fa
+    for name in fa:  # ASCII digits only inside a Latin model name
+        assert not re.search(r"(?<![A-Za-z0-9])[0-9]+\u00a0", name), name
 
 
 # --- figures in prose -----------------------------------------------------------------------

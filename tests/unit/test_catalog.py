@@ -251,7 +251,8 @@ def test_cost_example_from_spec() -> None:
 def test_gpu_fields(g: Gpu) -> None:
     assert isinstance(g.kind, GpuKind)
     assert g.memory_bytes % 2**30 == 0 and g.memory_bytes > 0
-    assert g.name and g.vendor
+    assert g.vendor and g.label in catalog.GPU_LABELS
+    assert (g.product is None) == (g.label == "apple-silicon-mac")
     assert g.use in {"consumer", "workstation", "inference", "datacenter",
                      "datacenter-training", "laptop", "desktop"}
     assert (g.kind is GpuKind.UNIFIED) == (g.vendor == "Apple")

@@ -204,7 +204,7 @@ def test_nothing_left_untranslated(loc):
                "table.gpu", "table.cards_of"},
         "ru": {"field.gpu", "unit.billions", "unit.x", "table.gpu", "table.cards_of"},
         "fa": {"unit.GiB", "unit.GB", "unit.MiB"},
-    }[loc]
+    }[loc] | {"gpu.label.product-memory"}  # "{product} {memory}": a model name and its size
     names = {"method.lora", "method.qlora", "choice.method.lora", "choice.method.qlora", "optimizer.sgd",
              "optimizer.adafactor", "optimizer.lion"}
     d = raw(loc)
@@ -213,8 +213,8 @@ def test_nothing_left_untranslated(loc):
 
 # Keys whose Persian text is deliberately Latin: method and optimizer names, and the memory
 # unit symbols, which stay GiB/GB/MiB (isolated by fmt) because "گیگابایت" would not say
-# whether 2^30 or 10^9 bytes are meant.
-FA_LATIN = {"method.lora", "method.qlora", "choice.method.lora", "choice.method.qlora", "optimizer.sgd", "optimizer.adafactor", "optimizer.lion",
+# whether 2^30 or 10^9 bytes are meant; and a card's model name beside its memory size.
+FA_LATIN = {"gpu.label.product-memory", "method.lora", "method.qlora", "choice.method.lora", "choice.method.qlora", "optimizer.sgd", "optimizer.adafactor", "optimizer.lion",
             "unit.GiB", "unit.GB", "unit.MiB"}
 PERSIAN_LETTER = re.compile(r"[\u0621-\u063a\u0641-\u064a\u067e\u0686\u0698\u06a9\u06af\u06cc]")
 
@@ -237,7 +237,7 @@ def test_fa_is_persian():
 def test_ru_is_cyrillic():
     ru = raw("ru")
     latin = {k for k, v in ru.items() if not re.search("[а-яё]", v, re.IGNORECASE)}
-    assert latin == {"field.gpu", "table.gpu", "table.cards_of", "method.lora", "method.qlora",
+    assert latin == {"gpu.label.product-memory", "field.gpu", "table.gpu", "table.cards_of", "method.lora", "method.qlora",
                      "choice.method.lora", "choice.method.qlora", "optimizer.sgd", "optimizer.adafactor",
                      "optimizer.lion", "unit.billions", "unit.x"}
 
