@@ -116,7 +116,7 @@ def test_a_missing_translation_fails(tmp_path, repo_root):
 
 @pytest.mark.parametrize("text", [
     "a 7B model", "about 80 GB", "۱۶ بایت", "4-bit NF4", "year 2019", "x 0.5B", "3 cards",
-    "description: 12 GB",
+    "description: 12 GB", "an A100 80 GB card", "Apple silicon Mac 36 GB",
 ])
 def test_digit_check_rejects_typed_figures(text):
     assert bt.digit_problems(text) == [(1, text)]
@@ -129,7 +129,7 @@ def test_digit_check_rejects_typed_figures(text):
     "<span data-x=\"12\">a</span>", "```\nseq 2048\n```", "{## 12 ##}",
     "<cite>8-bit Optimizers via Block-wise Quantization</cite>", "Mistral 7B v0.3",
     "«<cite dir=\"ltr\">8-bit Optimizers</cite>»",
-    "{% if x > 1 %}a{% endif %}",
+    "{% if x > 1 %}a{% endif %}", "NVIDIA GeForce RTX 3060 and RTX PRO 6000 Blackwell",
 ])
 def test_digit_check_allows_names_code_and_markup(text):
     assert bt.digit_problems(text) == []
