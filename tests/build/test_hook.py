@@ -1,5 +1,5 @@
 """build_tables.py's parts on their own: macros, escaping, errors, the translation check, the
-digit check, Latin isolation."""
+digit check, Latin isolation, the search index per locale."""
 
 from __future__ import annotations
 
@@ -154,3 +154,35 @@ def test_persian_pages_isolate_latin_but_not_inside_code_or_figures(built_site):
     text = (built_site / "fa" / "faq" / "index.html").read_text(encoding="utf-8")
     assert '<span dir="ltr" lang="en">LoRA</span>' in text
     assert '<span dir="ltr"' not in "".join(re.findall(r'<span class="calc-fig".*?</span>', text))
+
+
+def test_locale_search_index_keeps_the_locales_pages_relative_to_its_root():
+    index = {"config": {"lang": ["en", "tr", "pt", "ru", "ar"], "separator": "[\\s\\-]+",
+                        "pipeline": ["stopWordFilter"]},
+             "docs": [{"location": loc, "title": loc, "text": ""}
+                      for loc in ("", "#a", "faq/", "faq/#q", "tr/", "tr/faq/#q", "fa/faq/",
+                                  "pt/", "ru/x/")]}
+    en = bt.locale_search_index(index, "en")
+    assert [d["location"] for d in en["docs"]] == ["", "#a", "faq/", "faq/#q"]
+    assert en["config"]["lang"] == ["en"]
+    assert en["config"]["separator"] == "[\\s\\-]+"
+    tr = bt.locale_search_index(index, "tr")
+    assert [d["location"] for d in tr["docs"]] == ["", "faq/#q"]
+    assert tr["config"]["lang"] == ["en", "tr"]
+    fa = bt.locale_search_index(index, "fa")
+    assert [d["location"] for d in fa["docs"]] == ["faq/"]
+    assert fa["config"]["lang"] == ["en", "ar"]
+    assert index["docs"][4]["location"] == "tr/"  # the plugin's index is left as it was
+
+
+@pytest.mark.parametrize("base, locale, expected", [
+    ("../..", "tr", "../../tr/"), ("..", "fa", "../fa/"), ("/", "ru", "/ru/"),
+    ("/docs/", "pt", "/docs/pt/"), ("../..", "en", "../.."), (".", "en", "."),
+])
+def test_point_search_at_locale_sets_material_base(base, locale, expected):
+    page = ('<p>"base": "x"</p><script id="__config" type="application/json">'
+            f'{{"annotate": null, "base": "{base}", "search": "a/b.js"}}</script>')
+    out = bt.point_search_at_locale(page, locale)
+    assert out == page.replace(f'"base": "{base}"', f'"base": "{expected}"')
+    with pytest.raises(PluginError):
+        bt.point_search_at_locale("<p>no config</p>", "tr")
