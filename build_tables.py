@@ -422,7 +422,7 @@ class Macros:
                 one = sorted((f for f in fits if f.fits), key=lambda f: f.gpu.memory_bytes)
                 if one:
                     smallest = one[0].gpu.memory_bytes
-                    names = ", ".join(catalog.gpu_label(f.gpu, self.locale)
+                    names = (t("list.separator") + " ").join(catalog.gpu_label(f.gpu, self.locale)
                                       for f in one if f.gpu.memory_bytes == smallest)
                     larger = any(f.gpu.memory_bytes > smallest for f in one)
                     one_text = t("table.and_larger", cards=names) if larger else _esc(names)
@@ -431,7 +431,7 @@ class Macros:
                     one_text = "—"
                     multi = sorted((f for f in fits if f.cards is not None),
                                    key=lambda f: (f.cards, -f.gpu.memory_bytes))
-                    multi_text = ", ".join(
+                    multi_text = (t("list.separator") + " ").join(
                         t("table.cards_of", n=f.cards, card=catalog.gpu_label(f.gpu, self.locale))
                         for f in multi[:MULTI_GPU_OPTIONS]) or "—"
                 rows.append([

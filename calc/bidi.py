@@ -11,12 +11,15 @@ and by the build hook for the guide's prose (`build_tables.on_page_content`):
   their own `dir="ltr"`/`dir="auto"` are left alone, as is any element whose start tag contains
   one of `skip_markers`.
 - `isolate_text(text)`: the same for plain text shown by `textContent` (messages, the status
-  line), with LRI/PDI; runs already isolated are left as they are.
+  line), with LRI/PDI.
+
+Runs already between isolate marks (a unit `fmt` isolated, a quoted value) are left as they are.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 __all__ = ["LRI", "PDI", "isolate_latin", "isolate_text"]
 
@@ -75,11 +78,17 @@ def isolate_latin(html: str, skip_markers: tuple[str, ...] = ()) -> str:
         wrap = _marks if "option" in modes else _span
         for part in _ENTITY.split(token):
             out.append(part if part.startswith("&") and part.endswith(";")
-                       else _LATIN_RUN.sub(wrap, part))
+                       else _isolate_runs(part, wrap))
     return "".join(out)
+
+
+def _isolate_runs(text: str, wrap: Callable[[re.Match[str]], str]) -> str:
+    """Each Latin run of `text` wrapped, except inside runs already isolated (a figure's unit
+    from `fmt`, a quoted value)."""
+    return "".join(part if _ISOLATED.fullmatch(part) else _LATIN_RUN.sub(wrap, part)
+                   for part in _ISOLATED.split(text))
 
 
 def isolate_text(text: str) -> str:
     """Plain text with each Latin run between LRI and PDI (runs already isolated kept)."""
-    return "".join(part if _ISOLATED.fullmatch(part) else _LATIN_RUN.sub(_marks, part)
-                   for part in _ISOLATED.split(text))
+    return _isolate_runs(text, _marks)

@@ -44,3 +44,10 @@ def test_plain_text_uses_isolate_marks_and_keeps_isolated_runs():
     quoted = f"مقدار «{LRI}abc def{PDI}» نامعتبر است، LoRA"
     assert isolate_text(quoted) == f"مقدار «{LRI}abc def{PDI}» نامعتبر است، {LRI}LoRA{PDI}"
     assert isolate_text("بدون لاتین") == "بدون لاتین"
+
+
+def test_runs_already_isolated_are_not_wrapped_again():
+    unit = f"۸۰ {LRI}GB{PDI}"
+    assert isolate_latin(f"<td>{unit}</td>") == f"<td>{unit}</td>"
+    assert (isolate_latin(f'<option value="a">NVIDIA A100 {unit}</option>')
+            == f'<option value="a">{LRI}NVIDIA A100{PDI} {unit}</option>')

@@ -199,10 +199,10 @@ def test_placeholders_match_english(loc):
 def test_nothing_left_untranslated(loc):
     same_as_english = {
         "tr": {"field.gpu", "field.model", "unit.GiB", "unit.GB", "unit.MiB", "unit.billions", "unit.x",
-               "table.gpu", "table.cards_of"},
+               "table.gpu", "table.cards_of", "list.separator"},
         "pt": {"field.gpu", "component.total", "unit.GiB", "unit.GB", "unit.MiB", "unit.billions", "unit.x",
-               "table.gpu", "table.cards_of"},
-        "ru": {"field.gpu", "unit.billions", "unit.x", "table.gpu", "table.cards_of"},
+               "table.gpu", "table.cards_of", "list.separator"},
+        "ru": {"field.gpu", "unit.billions", "unit.x", "table.gpu", "table.cards_of", "list.separator"},
         "fa": {"unit.GiB", "unit.GB", "unit.MiB"},
     }[loc] | {"gpu.label.product-memory"}  # "{product} {memory}": a model name and its size
     names = {"method.lora", "method.qlora", "choice.method.lora", "choice.method.qlora", "optimizer.sgd",
@@ -215,7 +215,7 @@ def test_nothing_left_untranslated(loc):
 # unit symbols, which stay GiB/GB/MiB (isolated by fmt) because "گیگابایت" would not say
 # whether 2^30 or 10^9 bytes are meant; and a card's model name beside its memory size.
 FA_LATIN = {"gpu.label.product-memory", "method.lora", "method.qlora", "choice.method.lora", "choice.method.qlora", "optimizer.sgd", "optimizer.adafactor", "optimizer.lion",
-            "unit.GiB", "unit.GB", "unit.MiB"}
+            "unit.GiB", "unit.GB", "unit.MiB", "list.separator"}
 PERSIAN_LETTER = re.compile(r"[\u0621-\u063a\u0641-\u064a\u067e\u0686\u0698\u06a9\u06af\u06cc]")
 
 
@@ -239,7 +239,7 @@ def test_ru_is_cyrillic():
     latin = {k for k, v in ru.items() if not re.search("[а-яё]", v, re.IGNORECASE)}
     assert latin == {"gpu.label.product-memory", "field.gpu", "table.gpu", "table.cards_of", "method.lora", "method.qlora",
                      "choice.method.lora", "choice.method.qlora", "optimizer.sgd", "optimizer.adafactor",
-                     "optimizer.lion", "unit.billions", "unit.x"}
+                     "optimizer.lion", "unit.billions", "unit.x", "list.separator"}
 
 
 @pytest.mark.parametrize("loc", LOCALES)
