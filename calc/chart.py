@@ -18,11 +18,11 @@ the browser (Pyodide, in the worker), so the first paint and the live chart are 
 from __future__ import annotations
 
 from decimal import Decimal
-from fractions import Fraction
+from functools import lru_cache
 from html import escape
 from typing import Iterable, Sequence
 
-from .fmt import fmt
+from .fmt import fmt_memo as fmt
 from .i18n import locale_dir, normalize_locale, t
 
 __all__ = ["stacked_bar", "swatch", "WIDTH", "HEIGHT", "MIN_SEGMENT"]
@@ -38,6 +38,7 @@ MIN_SEGMENT = 4
 _LIST_SEP = {"fa": "؛ "}
 
 
+@lru_cache(maxsize=None)
 def _label(name: str, locale: str) -> str:
     key = f"component.{name}"
     text = t(key, locale)
@@ -49,31 +50,26 @@ def _share(value: int, total: int) -> Decimal:
     return Decimal(value) / Decimal(total) if total else Decimal(0)
 
 
-def _widths(values: Sequence[int]) -> list[Fraction]:
-    """Segment widths in viewBox units: proportional, with MIN_SEGMENT for small parts."""
+def _widths(values: Sequence[int]) -> tuple[list[int], int]:
+    """Segment widths in viewBox units: proportional, with MIN_SEGMENT for small parts; exact,
+    as numerators over one common denominator (integers: the worker draws on every edit)."""
     total = sum(values)
     if total <= 0:
-        return [Fraction(0)] * len(values)
-    raw = [Fraction(v * WIDTH, total) for v in values]
-    small = [i for i, w in enumerate(raw) if 0 < w < MIN_SEGMENT]
-    if not small:
-        return raw
-    rest = WIDTH - MIN_SEGMENT * len(small)
-    big_total = sum(w for i, w in enumerate(raw) if i not in small)
-    out = []
-    for i, w in enumerate(raw):
-        if i in small:
-            out.append(Fraction(MIN_SEGMENT))
-        elif big_total:
-            out.append(w * rest / big_total)
-        else:
-            out.append(Fraction(0))
-    return out
+        return [0] * len(values), 1
+    small = [0 < v * WIDTH < MIN_SEGMENT * total for v in values]
+    if not any(small):
+        return [v * WIDTH for v in values], total
+    rest = WIDTH - MIN_SEGMENT * sum(small)
+    big = sum(v for v, is_small in zip(values, small) if not is_small)
+    if not big:
+        return [MIN_SEGMENT if is_small else 0 for is_small in small], 1
+    return [MIN_SEGMENT * big if is_small else v * rest for v, is_small in zip(values, small)], big
 
 
-def _num(x: Fraction) -> str:
-    """A viewBox coordinate with at most 2 decimals, no trailing zeros (locale-independent)."""
-    s = f"{float(x):.2f}".rstrip("0").rstrip(".")
+def _num(numerator: int, denominator: int) -> str:
+    """A viewBox coordinate (an exact ratio) with at most 2 decimals, no trailing zeros
+    (locale-independent). `int / int` is correctly rounded, as `float(Fraction)` is."""
+    s = f"{numerator / denominator:.2f}".rstrip("0").rstrip(".")
     return s or "0"
 
 
@@ -90,11 +86,8 @@ def stacked_bar(parts: Iterable[tuple[str, int]], unit: str, locale: str, *,
     rtl = locale_dir(loc) == "rtl"
     pid = escape(id_prefix, quote=True)
     if title is None:
-        title = f'{t("ui.breakdown", loc)} — {t("component.total", loc)}: {fmt(total, unit, loc)}'
-    described = []
-    for name, value in items:
-        share = fmt(_share(value, total), "percent", loc)
-        described.append(f"{_label(name, loc)}: {fmt(value, unit, loc)} ({share})")
+        title = f'{_title_start(loc)}: {fmt(total, unit, loc)}'
+    described = [_part_text(name, value, total, unit, loc) for name, value in items]
     desc = t("ui.chart_alt", loc, parts=_LIST_SEP.get(loc, "; ").join(described))
 
     out = [
@@ -104,21 +97,44 @@ def stacked_bar(parts: Iterable[tuple[str, int]], unit: str, locale: str, *,
         f'<title id="{pid}-title">{escape(title)}</title>',
         f'<desc id="{pid}-desc">{escape(desc)}</desc>',
     ]
-    x = Fraction(0)
-    for i, ((name, value), w, text) in enumerate(zip(items, _widths([v for _, v in items]),
-                                                     described)):
+    widths, den = _widths([v for _, v in items])
+    x = 0  # numerators over den
+    for i, ((name, value), w, text) in enumerate(zip(items, widths, described)):
         if value <= 0 or w <= 0:
             continue
-        left = WIDTH - x - w if rtl else x
-        cls = f"calc-seg calc-c{i} calc-seg--{escape(name, quote=True)}"
+        left = WIDTH * den - x - w if rtl else x
         out.append(
-            f'<rect class="{cls}" x="{_num(left)}" y="0" width="{_num(w)}" height="{HEIGHT}" '
-            f'data-part="{escape(name, quote=True)}" data-bytes="{value}">'
-            f"<title>{escape(text)}</title></rect>"
+            f'<rect class="calc-seg calc-c{i} calc-seg--{_attr(name)}" x="{_num(left, den)}" '
+            f'y="0" width="{_num(w, den)}" height="{HEIGHT}" '
+            f'data-part="{_attr(name)}" data-bytes="{value}">'
+            f"<title>{_escaped(text)}</title></rect>"
         )
         x += w
     out.append("</svg>")
     return "".join(out)
+
+
+@lru_cache(maxsize=None)
+def _attr(name: str) -> str:
+    return escape(name, quote=True)
+
+
+@lru_cache(maxsize=4096)
+def _escaped(text: str) -> str:
+    return escape(text)
+
+
+@lru_cache(maxsize=None)
+def _title_start(loc: str) -> str:
+    return f'{t("ui.breakdown", loc)} — {t("component.total", loc)}'
+
+
+@lru_cache(maxsize=4096)
+def _part_text(name: str, value: int, total: int, unit: str, loc: str) -> str:
+    """One part in the text alternative: its name, size and share (memoized: the worker
+    draws the chart on every edit, and most parts keep their size)."""
+    share = fmt(_share(value, total), "percent", loc)
+    return f"{_label(name, loc)}: {fmt(value, unit, loc)} ({share})"
 
 
 def swatch(index: int) -> str:

@@ -307,16 +307,22 @@ def gpu_fit(est: Estimate, gpus: "tuple[Gpu, ...] | None" = None) -> tuple[GpuFi
         from .catalog import gpus as catalog_gpus
 
         gpus = catalog_gpus()
+    total, sharded = est.total, est.sharded  # sums: once, not once per card
     out = []
     for g in gpus:
         usable = usable_bytes(g)
-        fits = est.total <= usable
-        if g.kind is GpuKind.UNIFIED:  # one machine; no sharding across laptops
-            cards = 1 if fits else None
-        else:
-            cards = fewest_cards(est.sharded, est.per_card, usable)
+        fits, cards = fits_on(total, sharded, usable, g.kind is GpuKind.UNIFIED)
         out.append(GpuFit(g, usable, fits, cards))
     return tuple(out)
+
+
+def fits_on(total: int, sharded: int, usable: int, unified: bool) -> tuple[bool, int | None]:
+    """(fits on one, fewest cards) of one GPU with `usable` bytes, for an estimate's `total`
+    and `sharded` bytes: `gpu_fit` without the objects (the worker asks on every edit)."""
+    fits = total <= usable
+    if unified:  # one machine; no sharding across laptops
+        return fits, 1 if fits else None
+    return fits, fewest_cards(sharded, total - sharded, usable)
 
 
 # --- the other calculators --------------------------------------------------------------------

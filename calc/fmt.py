@@ -51,11 +51,12 @@ from __future__ import annotations
 import decimal
 import math
 from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
 
 from .bidi import LRI, PDI
 from .i18n import LOCALES, locale_dir, lookup, normalize_locale, plural_category
 
-__all__ = ["fmt", "LOCALES", "UNITS"]
+__all__ = ["fmt", "fmt_memo", "LOCALES", "UNITS"]
 
 NBSP = "\u00a0"
 
@@ -195,3 +196,11 @@ def fmt(value: int | float | Decimal, unit: str, locale: str, digits: int | None
     else:
         text = number
     return sym.minus + text if negative else text
+
+
+@lru_cache(maxsize=8192, typed=True)
+def fmt_memo(value: int | Decimal, unit: str, locale: str, digits: int | None = None) -> str:
+    """`fmt`, memoized: the widgets write the same figures again on every edit (the worker).
+    For engine figures (int, finite Decimal). `typed`: 1 and Decimal(1) are written
+    differently; equal Decimals (1.0, 1.00) are written alike."""
+    return fmt(value, unit, locale, digits)

@@ -30,13 +30,13 @@ from typing import Any, Callable, Iterable, Mapping
 from . import catalog, engine
 from .bidi import isolate_latin, isolate_text
 from .chart import stacked_bar, swatch
-from .engine import Estimate, QUICK_PRESETS, estimate, gpu_fit
+from .engine import Estimate, QUICK_PRESETS, estimate
 from .errors import CalcError
 from .fields import ARCH_FIELDS, CUSTOM, first, parse, parse_adapter, parse_cost, \
     parse_quick, to_query
-from .fmt import fmt
+from .fmt import fmt, fmt_memo as _fmt
 from .i18n import catalog as catalog_of, locale_dir, lookup, normalize_locale, t
-from .types import GpuKind, Method, Mode, Optimizer, Targets, Unit
+from .types import Architecture, GpuKind, Method, Mode, Optimizer, Targets, Unit
 
 __all__ = ["WIDGETS", "widget", "results", "results_json", "DEFAULT_QUERY", "EXAMPLE_HOURS"]
 
@@ -125,12 +125,17 @@ def _td_fig(name: str, raw: object, text: str, kind: str = "value", cls: str = "
 def _scroll_table(wid: str, key: str, caption: str, head: Iterable[str], rows: Iterable[str],
                   foot: str = "", cls: str = "") -> str:
     """A table in a keyboard-scrollable region (narrow screens), labelled by its caption."""
+    return f"{_table_open(wid, key, caption, tuple(head), cls)}{''.join(rows)}</tbody>{foot}</table></div>"
+
+
+def _table_open(wid: str, key: str, caption: str, head: tuple[str, ...], cls: str) -> str:
+    """`_scroll_table` up to its first row."""
     cap_id = f"{wid}-{key}-caption"
     ths = "".join(f'<th scope="col">{_e(h)}</th>' for h in head)
     return (
         f'<div class="calc-table-wrap" role="region" tabindex="0" aria-labelledby="{cap_id}">'
         f'<table class="calc-table {cls}"><caption id="{cap_id}">{_e(caption)}</caption>'
-        f"<thead><tr>{ths}</tr></thead><tbody>{''.join(rows)}</tbody>{foot}</table></div>"
+        f"<thead><tr>{ths}</tr></thead><tbody>"
     )
 
 
@@ -146,82 +151,177 @@ def _tx(key: str, loc: str, **params: object) -> str:
     return t(key, loc, **params)
 
 
+# --- memoized pieces --------------------------------------------------------------------------
+#
+# The worker renders the calculator's results on every edit, and most of them does not change
+# from one edit to the next: texts of the catalogs, figures of the same value, GPU rows with the
+# same number of cards. These pieces are pure functions of their arguments (the catalogs are
+# read once), so they are memoized here; the snapshot holds what the build rendered.
+#
+# Right to left: `isolate_latin` on a whole region equals the concatenation of `isolate_latin`
+# on its pieces when each piece starts and ends at a tag and no enclosing element is skipped
+# (code, SVG, `calc-fig`, `dir`) or an `<option>`: the results region's blocks, table rows and
+# cells are such pieces. So each piece is isolated once, when it is first made, and the region
+# is never scanned as a whole (`tests`: the same bytes as isolating the whole).
+
+
+@lru_cache(maxsize=None)
+def _txc(key: str, loc: str) -> str:
+    """`t` of a text without parameters, memoized."""
+    return t(key, loc)
+
+
+@lru_cache(maxsize=4096)
+def _iso_rtl(html: str) -> str:
+    return isolate_latin(html)
+
+
+def _iso(html: str, loc: str) -> str:
+    """`_bidi` of a piece of the results region, memoized by its text."""
+    return _iso_rtl(html) if locale_dir(loc) == "rtl" else html
+
+
+@lru_cache(maxsize=8192, typed=True)
+def _text(value: int | Decimal, unit: str, loc: str, digits: int | None = None) -> str:
+    """`fmt` as the text of an element that is not a `calc-fig`: escaped, isolated on RTL."""
+    return _iso(_e(_fmt(value, unit, loc, digits)), loc)
+
+
+@lru_cache(maxsize=8192)
+def _share_text(value: int, total: int, loc: str) -> str:
+    """A component's share of the total in the breakdown table (one fraction digit)."""
+    share = Fraction(value, total) if total else Fraction(0)
+    return _text(_dec_of(share), "percent", loc, 1)
+
+
 # --- results of each widget --------------------------------------------------------------------
 
 
 def _calculator_results(est: Estimate, loc: str, wid: str) -> str:
+    """The results region (isolated on RTL pages: `_bidi` is not applied again)."""
     i = est.inputs
     unit = i.unit.value
     total = est.total
     try:
-        model_name = catalog.model(i.model).name if i.model != CUSTOM else _tx("ui.custom_model", loc)
+        model_name = catalog.model(i.model).name if i.model != CUSTOM else _txc("ui.custom_model", loc)
     except CalcError:
         model_name = i.model
-    parts = [
-        f'<p class="calc-config">{_e(model_name)} · {_e(_tx(f"method.{i.method.value}", loc))} · '
-        f'{_fig("params", i.arch.params, fmt(i.arch.params, "params", loc))}</p>',
-        f'<p class="calc-total"><span class="calc-total-label">{_e(_tx("component.total", loc))}</span> '
-        f'{_fig("total", total, fmt(total, unit, loc), kind="bytes", tag="strong", cls="calc-fig calc-total-value")}'
+    total, sharded = est.total, est.sharded
+    discrete = tuple((gpu_id, *engine.fits_on(total, sharded, usable, False))
+                     for gpu_id, usable in _usable(GpuKind.DISCRETE))
+    unified = tuple((gpu_id, total <= usable) for gpu_id, usable in _usable(GpuKind.UNIFIED))
+    return "".join((
+        _config_line(model_name, i.method.value, i.arch.params, loc),
+        _iso(_total_label(loc), loc),
+        _fig("total", total, _fmt(total, unit, loc), kind="bytes", tag="strong",
+             cls="calc-fig calc-total-value"),
         "</p>",
+        # SVG: isolate_latin leaves it as it is
         stacked_bar(est.components, unit, loc, id_prefix=f"{wid}-chart"),
-    ]
-    rows = []
-    for n, (name, value) in enumerate(est.components):
-        share = Fraction(value, total) if total else Fraction(0)
-        rows.append(
-            f'<tr><th scope="row">{swatch(n)}{_e(_tx(f"component.{name}", loc))}</th>'
-            f"{_td_fig(name, value, fmt(value, unit, loc), 'bytes')}"
-            f"<td>{_e(fmt(_dec_of(share), 'percent', loc, 1))}</td></tr>"
-        )
-    foot = (f'<tfoot><tr><th scope="row">{_e(_tx("component.total", loc))}</th>'
-            f"<td>{_e(fmt(total, unit, loc))}</td><td>{_e(fmt(1, 'percent', loc))}</td></tr></tfoot>")
-    parts.append(_scroll_table(wid, "breakdown", _tx("ui.breakdown", loc),
-                               (_tx("ui.component", loc), _tx("ui.memory", loc), _tx("ui.share", loc)),
-                               rows, foot, "calc-breakdown"))
-    share = Fraction(est.trainable_params, i.arch.params)
-    parts.append(
-        f'<p class="calc-trainable"><span>{_e(_tx("component.trainable_params", loc))}:</span> '
-        f'{_fig("trainable_params", est.trainable_params, fmt(est.trainable_params, "params", loc))} '
-        f'({_fig("trainable_share", share, fmt(_dec_of(share), "percent", loc, 2))})</p>'
-    )
+        _breakdown(est.components, total, unit, loc, wid),
+        _trainable_line(est.trainable_params, i.arch.params, loc),
+        _iso(_smallest_line(discrete, loc), loc),
+        _gpu_table(discrete, unit, loc, wid),
+        _unified_table(unified, unit, loc, wid),
+        _iso(f'<p class="calc-note">{_e(_txc("ui.prices_note", loc))}</p>', loc),
+    ))
 
-    fits = gpu_fit(est)
-    discrete = [f for f in fits if f.gpu.kind is GpuKind.DISCRETE]
-    unified = [f for f in fits if f.gpu.kind is GpuKind.UNIFIED]
-    one = [f for f in discrete if f.fits]
+
+@lru_cache(maxsize=1024)
+def _config_line(model_name: str, method: str, params: int, loc: str) -> str:
+    return _bidi(f'<p class="calc-config">{_e(model_name)} · {_e(_txc(f"method.{method}", loc))} · '
+                 f'{_fig("params", params, _fmt(params, "params", loc))}</p>', loc)
+
+
+def _total_label(loc: str) -> str:
+    return (f'<p class="calc-total"><span class="calc-total-label">'
+            f'{_e(_txc("component.total", loc))}</span> ')
+
+
+def _breakdown(components: tuple[tuple[str, int], ...], total: int, unit: str, loc: str,
+               wid: str) -> str:
+    rows = "".join(f'{_breakdown_head(n, name, loc)}{value}">{_text(value, unit, loc)}</td>'
+                   f"<td>{_share_text(value, total, loc)}</td></tr>"
+                   for n, (name, value) in enumerate(components))  # values: int bytes
+    foot = (f'{_iso(_breakdown_foot_head(loc), loc)}{_text(total, unit, loc)}</td>'
+            f"<td>{_text(1, 'percent', loc)}</td></tr></tfoot>")
+    head = (_txc("ui.component", loc), _txc("ui.memory", loc), _txc("ui.share", loc))
+    return (f'{_iso(_table_open(wid, "breakdown", _txc("ui.breakdown", loc), head, "calc-breakdown"), loc)}'
+            f"{rows}</tbody>{foot}</table></div>")
+
+
+@lru_cache(maxsize=None)
+def _breakdown_head(n: int, name: str, loc: str) -> str:
+    """A breakdown row up to its bytes value."""
+    head = f'<tr><th scope="row">{swatch(n)}{_e(_txc(f"component.{name}", loc))}</th>'
+    return f'{_bidi(head, loc)}<td data-calc="{_e(name)}" data-bytes="'
+
+
+def _breakdown_foot_head(loc: str) -> str:
+    return f'<tfoot><tr><th scope="row">{_e(_txc("component.total", loc))}</th><td>'
+
+
+@lru_cache(maxsize=1024)
+def _trainable_line(trainable: int, params: int, loc: str) -> str:
+    share = Fraction(trainable, params)
+    return _bidi(
+        f'<p class="calc-trainable"><span>{_e(_txc("component.trainable_params", loc))}:</span> '
+        f'{_fig("trainable_params", trainable, _fmt(trainable, "params", loc))} '
+        f'({_fig("trainable_share", share, fmt(_dec_of(share), "percent", loc, 2))})</p>', loc)
+
+
+@lru_cache(maxsize=None)
+def _usable(kind: GpuKind) -> tuple[tuple[str, int], ...]:
+    """(id, usable bytes) of the catalog's GPUs of one kind, in the catalog's order."""
+    return tuple((g.id, engine.usable_bytes(g)) for g in catalog.gpus() if g.kind is kind)
+
+
+def _smallest_line(discrete: tuple[tuple[str, bool, int | None], ...], loc: str) -> str:
+    """The smallest card that fits alone, from (id, fits, cards) of each discrete GPU."""
+    one = [catalog.gpu(gpu_id) for gpu_id, fits, _ in discrete if fits]
     if one:
-        smallest = min(one, key=lambda f: f.gpu.memory_bytes)
-        line = _tx("ui.smallest_fit", loc, gpu=catalog.gpu_label(smallest.gpu, loc))
-        parts.append(f'<p class="calc-smallest" data-calc="smallest_gpu" '
-                     f'data-value="{_e(smallest.gpu.id)}">{_e(line)}</p>')
-    else:
-        parts.append(f'<p class="calc-smallest" data-calc="smallest_gpu" data-value="none">'
-                     f'{_e(_tx("ui.none_fit", loc))}</p>')
+        smallest = min(one, key=lambda g: g.memory_bytes)
+        line = _tx("ui.smallest_fit", loc, gpu=catalog.gpu_label(smallest, loc))
+        return (f'<p class="calc-smallest" data-calc="smallest_gpu" '
+                f'data-value="{_e(smallest.id)}">{_e(line)}</p>')
+    return (f'<p class="calc-smallest" data-calc="smallest_gpu" data-value="none">'
+            f'{_e(_tx("ui.none_fit", loc))}</p>')
 
-    rows = []
-    for f in discrete:
-        g = f.gpu
-        cards = f.cards
-        if cards is None:
-            cards_cell = _td_fig(f"cards.{g.id}", None, _tx("ui.no_cards", loc))
-        else:
-            cards_cell = _td_fig(f"cards.{g.id}", cards, fmt(cards, "number", loc))
-        if g.price_per_hour is None or cards is None:
-            cost_cell = f'<td data-calc="cost.{_e(g.id)}" data-value="none">—</td>'
-        else:
-            c = engine.cost(EXAMPLE_HOURS, g.price_per_hour * cards)
-            cost_cell = _td_fig(f"cost.{g.id}", c, fmt(c, "USD", loc))
-        head, price_cell = _gpu_cells(g.id, unit, loc)
-        rows.append(f"{_row_start(g.id, f.fits)}{head}{_fits_cell(g.id, f.fits, loc)}"
-                    f"{cards_cell}{price_cell}{cost_cell}</tr>")
-    parts.append(_scroll_table(wid, "gpus", _tx("ui.which_gpus", loc), _gpu_heads(loc),
-                               rows, cls="calc-gpus"))
-    rows = [f"{_row_start(f.gpu.id, f.fits)}{_gpu_cells(f.gpu.id, unit, loc)[0]}"
-            f"{_fits_cell(f.gpu.id, f.fits, loc)}</tr>" for f in unified]
-    parts.append(_scroll_table(wid, "unified", _tx("ui.unified_usable", loc), _unified_heads(loc),
-                               rows, cls="calc-unified"))
-    parts.append(f'<p class="calc-note">{_e(_tx("ui.prices_note", loc))}</p>')
-    return "".join(parts)
+
+@lru_cache(maxsize=512)
+def _gpu_table(states: tuple[tuple[str, bool, int | None], ...], unit: str, loc: str,
+               wid: str) -> str:
+    """The table of discrete cards: (id, fits on one, fewest cards) of each."""
+    head = _iso(_table_open(wid, "gpus", _txc("ui.which_gpus", loc), _gpu_heads(loc), "calc-gpus"),
+                loc)
+    rows = "".join(_gpu_row(gpu_id, fits, cards, unit, loc) for gpu_id, fits, cards in states)
+    return f"{head}{rows}</tbody></table></div>"
+
+
+@lru_cache(maxsize=4096)
+def _gpu_row(gpu_id: str, fits: bool, cards: int | None, unit: str, loc: str) -> str:
+    g = catalog.gpu(gpu_id)
+    if cards is None:
+        cards_cell = _td_fig(f"cards.{g.id}", None, _tx("ui.no_cards", loc))
+    else:
+        cards_cell = _td_fig(f"cards.{g.id}", cards, fmt(cards, "number", loc))
+    if g.price_per_hour is None or cards is None:
+        cost_cell = f'<td data-calc="cost.{_e(g.id)}" data-value="none">—</td>'
+    else:
+        c = engine.cost(EXAMPLE_HOURS, g.price_per_hour * cards)
+        cost_cell = _td_fig(f"cost.{g.id}", c, fmt(c, "USD", loc))
+    head, price_cell = _gpu_cells(g.id, unit, loc)
+    return _bidi(f"{_row_start(g.id, fits)}{head}{_fits_cell(g.id, fits, loc)}"
+                 f"{cards_cell}{price_cell}{cost_cell}</tr>", loc)
+
+
+@lru_cache(maxsize=256)
+def _unified_table(states: tuple[tuple[str, bool], ...], unit: str, loc: str, wid: str) -> str:
+    """The table of unified-memory machines: (id, fits) of each."""
+    rows = [f"{_row_start(gpu_id, fits)}{_gpu_cells(gpu_id, unit, loc)[0]}"
+            f"{_fits_cell(gpu_id, fits, loc)}</tr>" for gpu_id, fits in states]
+    return _bidi(_scroll_table(wid, "unified", _tx("ui.unified_usable", loc), _unified_heads(loc),
+                               rows, cls="calc-unified"), loc)
 
 
 # Parts of the GPU tables that do not depend on the input: rendered once per unit and locale
@@ -335,10 +435,12 @@ def _cost_results(hours: Decimal, price: Decimal, gpu_id: str | None, loc: str) 
 
 
 def _summary(key: str, value: str, loc: str) -> str:
-    return f"{_tx(key, loc)}: {value}"
+    return f"{_txc(key, loc)}: {value}"
 
 
 class _Outcome:
+    """What a runner returns: `html` is final (isolated on right-to-left pages)."""
+
     def __init__(self, html: str, query: dict[str, str], form: dict[str, str],
                  placeholders: dict[str, str], summary: str):
         self.html, self.query, self.form = html, query, form
@@ -349,11 +451,16 @@ def _run_calculator(q: dict[str, str], loc: str, wid: str) -> _Outcome:
     inputs = parse(q, loc)
     est = estimate(inputs)
     canonical = to_query(inputs)
-    placeholders = {n: fmt(getattr(inputs.arch, n), "number", loc)
-                    for n in ARCH_FIELDS if n != "tied"}
-    summary = _summary("component.total", fmt(est.total, inputs.unit.value, loc), loc)
+    placeholders = dict(_placeholders(inputs.arch, loc))
+    summary = _summary("component.total", _fmt(est.total, inputs.unit.value, loc), loc)
     form = {**canonical, "flash": str(inputs.flash).lower(), "dquant": str(inputs.dquant).lower()}
     return _Outcome(_calculator_results(est, loc, wid), canonical, form, placeholders, summary)
+
+
+@lru_cache(maxsize=256)
+def _placeholders(arch: Architecture, loc: str) -> tuple[tuple[str, str], ...]:
+    """The architecture fields' placeholders: the model's own values."""
+    return tuple((n, fmt(getattr(arch, n), "number", loc)) for n in ARCH_FIELDS if n != "tied")
 
 
 def _unit_of(q: dict[str, str], default: Unit) -> Unit:
@@ -386,8 +493,8 @@ def _run_adapter(q: dict[str, str], loc: str, wid: str) -> _Outcome:
     canonical = {"d_in": str(d_in), "d_out": str(d_out), "rank": str(rank), "dtype": dtype}
     size = engine.adapter_bytes(d_in, d_out, rank, dtype)
     summary = _summary("ui.adapter_size", fmt(size, "MiB", loc, 2), loc)
-    return _Outcome(_adapter_results(d_in, d_out, rank, dtype, loc), canonical, dict(canonical),
-                    {}, summary)
+    return _Outcome(_bidi(_adapter_results(d_in, d_out, rank, dtype, loc), loc), canonical,
+                    dict(canonical), {}, summary)
 
 
 def _dec(d: Decimal) -> str:
@@ -419,7 +526,8 @@ def _run_quick(q: dict[str, str], loc: str, wid: str) -> _Outcome:
         form["bpp_custom"] = ""
     total = engine.quick_full(n, bpp, act)
     summary = _summary("component.total", fmt(total, unit.value, loc), loc)
-    return _Outcome(_quick_results(n, bpp, act, unit.value, loc), canonical, form, {}, summary)
+    return _Outcome(_bidi(_quick_results(n, bpp, act, unit.value, loc), loc), canonical, form, {},
+                    summary)
 
 
 def _run_cost(q: dict[str, str], loc: str, wid: str) -> _Outcome:
@@ -430,8 +538,8 @@ def _run_cost(q: dict[str, str], loc: str, wid: str) -> _Outcome:
     form = {"gpu": gpu_id or "", "hours": canonical["hours"], "price": canonical.get("price", "")}
     placeholders = {"price": fmt(price, "number", loc, 2)} if gpu_id else {"price": ""}
     summary = _summary("ui.cost", fmt(engine.cost(hours, price), "USD", loc), loc)
-    return _Outcome(_cost_results(hours, price, gpu_id, loc), canonical, form, placeholders,
-                    summary)
+    return _Outcome(_bidi(_cost_results(hours, price, gpu_id, loc), loc), canonical, form,
+                    placeholders, summary)
 
 
 _RUNNERS: dict[str, Callable[[dict[str, str], str, str], _Outcome]] = {
@@ -473,7 +581,7 @@ def results(name: str, query: Mapping[str, Any] | None, locale: str, *,
         first_msg = next(iter(errors.values()), "")
         return {
             "ok": False,
-            "html": _bidi(_stale(default.html), loc),
+            "html": _stale(default.html),
             "errors": {k: _bidi_text(v, loc) for k, v in errors.items()},
             "query": None,
             "form": None,
@@ -481,7 +589,7 @@ def results(name: str, query: Mapping[str, Any] | None, locale: str, *,
             "status": _bidi_text(_tx("ui.stale", loc, message=first_msg), loc),
         }
     form = {k: _local_digits(v, loc) if k in _NUMERIC_FIELDS else v for k, v in out.form.items()}
-    return {"ok": True, "html": _bidi(out.html, loc), "errors": {}, "query": out.query,
+    return {"ok": True, "html": out.html, "errors": {}, "query": out.query,
             "form": form, "placeholders": out.placeholders,
             "status": _bidi_text(out.summary, loc)}
 

@@ -587,3 +587,65 @@ def test_any_input_gives_figures_or_messages(name, locale, query):
             assert "nan" not in text.lower()
     else:
         assert res["errors"] and all(isinstance(m, str) and m for m in res["errors"].values())
+
+
+# --- memoized pieces (the worker renders on every edit) --------------------------------------
+
+EDITS = [
+    {},
+    {"seq": "4096", "batch": "4", "ckpt": "false"},
+    {"method": "full", "optimizer": "adamw-8bit", "unit": "GB"},
+    {"method": "qlora", "mode": "detailed", "flash": "false", "rank": "64"},
+    {"model": "llama-3.1-405b", "method": "qlora", "targets": "qv"},
+    {"model": "qwen2.5-0.5b", "seq": "128", "ckpt": "false"},
+    {"model": "custom", "layers": "2", "hidden": "64", "ffn": "128", "heads": "4", "vocab": "100"},
+    {"seq": "abc"},
+]
+
+
+def _clear_caches():
+    import calc.chart
+    import calc.fmt
+    import calc.render
+
+    for module in (calc.render, calc.chart, calc.fmt):
+        for value in vars(module).values():
+            if callable(getattr(value, "cache_clear", None)):
+                value.cache_clear()
+
+
+@pytest.mark.parametrize("name", WIDGETS)
+@pytest.mark.parametrize("locale", LOCALES)
+def test_memoized_results_equal_fresh_ones(name, locale):
+    """The same bytes from warm caches as from empty ones, in any order of edits."""
+    queries = EDITS if name == "calculator" else [{}, {"rank": "8"}, {"hours": "3"}, {"n": "x"}]
+    warm = [results(name, q, locale) for q in queries + queries[::-1]]
+    _clear_caches()
+    fresh = [results(name, q, locale) for q in queries[::-1] + queries]
+    assert warm == fresh[len(queries):] + fresh[:len(queries)]
+
+
+@pytest.mark.parametrize("query", EDITS)
+def test_pieces_isolated_alone_equal_the_region_isolated_whole(query, monkeypatch):
+    """Right to left: each piece of the results region is isolated when it is made; the region
+    is the same as isolating it whole (isolate_latin distributes over the region's pieces)."""
+    import calc.render
+    from calc.bidi import isolate_latin
+
+    expected = results("calculator", query, "fa")
+    _clear_caches()
+    monkeypatch.setattr(calc.render, "isolate_latin", lambda html, *a: html)
+    raw = results("calculator", query, "fa")
+    monkeypatch.undo()
+    _clear_caches()
+    assert raw["html"] != expected["html"]  # there is something to isolate
+    assert isolate_latin(raw["html"]) == expected["html"]
+
+
+@pytest.mark.parametrize("query", EDITS[:-1])
+def test_fits_on_is_gpu_fit(query):
+    est = estimate(parse(query))
+    for f in gpu_fit(est):
+        got = engine.fits_on(est.total, est.sharded, engine.usable_bytes(f.gpu),
+                             f.gpu.kind is GpuKind.UNIFIED)
+        assert got == (f.fits, f.cards)
