@@ -310,16 +310,17 @@ def _gpu_row(gpu_id: str, fits: bool, cards: int | None, unit: str, loc: str) ->
     else:
         c = engine.cost(EXAMPLE_HOURS, g.price_per_hour * cards)
         cost_cell = _td_fig(f"cost.{g.id}", c, fmt(c, "USD", loc))
-    head, price_cell = _gpu_cells(g.id, unit, loc)
-    return _bidi(f"{_row_start(g.id, fits)}{head}{_fits_cell(g.id, fits, loc)}"
-                 f"{cards_cell}{price_cell}{cost_cell}</tr>", loc)
+    name, memory, price_cell = _gpu_cells(g.id, unit, loc)
+    return _bidi(f"{_row_start(g.id, fits)}{name}{_fits_cell(g.id, fits, loc)}"
+                 f"{cards_cell}{memory}{price_cell}{cost_cell}</tr>", loc)
 
 
 @lru_cache(maxsize=256)
 def _unified_table(states: tuple[tuple[str, bool], ...], unit: str, loc: str, wid: str) -> str:
     """The table of unified-memory machines: (id, fits) of each."""
     rows = [f"{_row_start(gpu_id, fits)}{_gpu_cells(gpu_id, unit, loc)[0]}"
-            f"{_fits_cell(gpu_id, fits, loc)}</tr>" for gpu_id, fits in states]
+            f"{_fits_cell(gpu_id, fits, loc)}{_gpu_cells(gpu_id, unit, loc)[1]}</tr>"
+            for gpu_id, fits in states]
     return _bidi(_scroll_table(wid, "unified", _tx("ui.unified_usable", loc), _unified_heads(loc),
                                rows, cls="calc-unified"), loc)
 
@@ -334,19 +335,20 @@ def _row_start(gpu_id: str, fits: bool) -> str:
 
 
 @lru_cache(maxsize=None)
-def _gpu_cells(gpu_id: str, unit: str, loc: str) -> tuple[str, str]:
-    """(name, memory and usable cells; price cell) of one catalog GPU."""
+def _gpu_cells(gpu_id: str, unit: str, loc: str) -> tuple[str, str, str]:
+    """(name cell; memory and usable cells; price cell) of one catalog GPU. The verdict goes
+    right after the name: on a phone the first columns are the ones in view."""
     g = catalog.gpu(gpu_id)
     usable = engine.usable_bytes(g)
-    head = (f'<th scope="row">{_e(catalog.gpu_label(g, loc))}</th>'
-            f"{_td_fig(f'memory.{g.id}', g.memory_bytes, fmt(g.memory_bytes, unit, loc), 'bytes')}"
-            f"{_td_fig(f'usable.{g.id}', usable, fmt(usable, unit, loc), 'bytes')}")
+    name = f'<th scope="row">{_e(catalog.gpu_label(g, loc))}</th>'
+    memory = (f"{_td_fig(f'memory.{g.id}', g.memory_bytes, fmt(g.memory_bytes, unit, loc), 'bytes')}"
+              f"{_td_fig(f'usable.{g.id}', usable, fmt(usable, unit, loc), 'bytes')}")
     if g.price_per_hour is None:
         price = (f'<td data-calc="price.{_e(g.id)}" data-value="none">'
                  f'{_e(_tx("ui.no_price", loc))}</td>')
     else:
         price = _td_fig(f"price.{g.id}", g.price_per_hour, fmt(g.price_per_hour, "USD", loc))
-    return head, price
+    return name, memory, price
 
 
 @lru_cache(maxsize=None)
@@ -358,16 +360,16 @@ def _fits_cell(gpu_id: str, fits: bool, loc: str) -> str:
 def _gpu_heads(loc: str) -> tuple[str, ...]:
     hours = fmt(EXAMPLE_HOURS, "hours", loc)
     share = fmt(_dec_of(engine.DISCRETE_USABLE), "percent", loc)
-    return (_tx("field.gpu", loc), _tx("ui.memory", loc), _tx("ui.usable", loc, share=share),
-            _tx("ui.one_card", loc), _tx("ui.cards_sharded", loc), _tx("field.price", loc),
+    return (_tx("field.gpu", loc), _tx("ui.one_card", loc), _tx("ui.cards_sharded", loc),
+            _tx("ui.memory", loc), _tx("ui.usable", loc, share=share), _tx("field.price", loc),
             f'{_tx("ui.example_cost", loc)} ({hours})')
 
 
 @lru_cache(maxsize=None)
 def _unified_heads(loc: str) -> tuple[str, ...]:
     share = fmt(_dec_of(engine.UNIFIED_USABLE), "percent", loc)
-    return (_tx("ui.machine", loc), _tx("ui.memory", loc), _tx("ui.usable", loc, share=share),
-            _tx("ui.fits", loc))
+    return (_tx("ui.machine", loc), _tx("ui.fits", loc), _tx("ui.memory", loc),
+            _tx("ui.usable", loc, share=share))
 
 
 def _adapter_results(d_in: int, d_out: int, rank: int, dtype: str, loc: str) -> str:
