@@ -578,23 +578,27 @@ def report(r: dict, out: Path) -> None:
     why = []
     if p95 > T_P95_MS:
         why.append(
-            "Recalculation: about three quarters of an edit is Python in the worker "
-            "(`calc.render.results_json` renders the whole results region, some 130 formatted "
-            "figures and the GPU table, p50 8 ms and p95 about 30 ms in an instrumented run at "
-            "load 5); the page's part (errors, `innerHTML`, status) is p50 2.4 ms. The p95 "
-            "comes from the worker's thread losing the CPU to other work on two cores. Meeting "
-            "16 ms on such a machine needs less rendering per edit in `calc/render.py` (only "
-            "the figures that changed).")
+            "Recalculation: the worker's Python is a small part of the median edit but most of "
+            "the tail. An instrumented copy of the site (60 edits per locale, load about 1) "
+            "showed `calc.render.results_json` at p50 3-4 ms but p95 14-16 ms in Chromium's "
+            "worker, against p50 0.9 ms / p95 1.6 ms for the same calls in the same Pyodide "
+            "under Node and 0.4 / 0.6 ms in CPython (the results are assembled from memoized "
+            "pieces, bench/ideas.md); the two `postMessage` hops p50 2-3 ms (p95 7-9 ms); the "
+            "page's `apply` p50 about 2 ms. Why Python runs 3-4 x slower in the browser's "
+            "worker than under Node (WebAssembly tiering after the snapshot restore, the "
+            "renderer's threads sharing two cores) is not measured yet; that is the next step.")
     if not lh_ok["performance"]:
+        short = [f"{x['locale']} {x['page']} {x['scores']['performance']}" for x in lh
+                 if x["scores"]["performance"] < T_LH["performance"]]
         why.append(
-            "Lighthouse performance: what it takes off is mostly total blocking time: "
-            "Material's own start-up on a long page (its first style and layout pass, forced by "
-            "its palette and scroll observers), 250-300 ms of main thread at the mobile "
-            "preset's 4 x CPU slowdown on a quiet machine and much more when other work shares "
-            "the two cores. Calculator pages lose more: Python runs in the worker, but on two "
-            "cores the worker's start (compiling the WebAssembly, unpacking the snapshot) takes "
-            "CPU time from the main thread while the page starts; starting it later did not "
-            "help (bench/ideas.md). See each page's other runs in section 6.")
+            "Lighthouse performance: below the target: " + ", ".join(short) + " (each page's "
+            "three runs are in section 6; a page's runs differ by up to 9 points here). What "
+            "Lighthouse takes off is total blocking time: Material's own start-up on a long "
+            "page (its first style and layout pass, forced by its palette and scroll "
+            "observers) at the mobile preset's 4 x CPU slowdown; calculator pages also start "
+            "the worker (compiling the WebAssembly, unpacking the snapshot), which competes "
+            "with the main thread for two cores; starting it later did not help "
+            "(bench/ideas.md).")
     if not (ratio_cold < 1 and ratio_warm < 1) or ratio_cold > T_READY_RATIO:
         why.append("Python ready: see section 1-2 for the spread of the repetitions.")
     if why:
