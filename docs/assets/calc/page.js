@@ -88,7 +88,9 @@ function start(roots) {
 
   const timer = setTimeout(() => fail("timeout"), limit());
   try {
-    worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+    // its name tells the worker what to warm up before it says "ready" (worker.js)
+    const name = `${widgets[0].name} ${widgets[0].locale}`;
+    worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name });
   } catch {
     fail("error");
     return;

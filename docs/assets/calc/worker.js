@@ -8,6 +8,8 @@
 //   {type: "failure", id, detail}             one request raised (should never happen)
 // Messages from the page:
 //   {id, name, query, locale}                 query: {field: string}
+// The worker's name (new Worker(url, {name})) is "WIDGET LOCALE" of the page's first widget:
+// what to warm up before "ready" (below).
 //
 // All paths are relative to this file: ../pyodide/ holds the runtime, ./manifest.json names
 // the wheel and the memory snapshot (written by the site build next to them).
@@ -106,10 +108,12 @@ const ready = (async () => {
   ]);
   const options = { indexURL: pyodideBase.href, stdout: () => {}, stderr: () => {} };
   let pyodide = null;
+  let restored = false;
   if (typeof manifest.snapshot === "string") {
     tryingSnapshot = true;
     try {
       pyodide = await loadPyodide({ ...options, _loadSnapshot: fetchSnapshot(manifest) });
+      restored = true;
     } catch {
       pyodide = null; // boot the ordinary way below
     }
@@ -129,6 +133,18 @@ const ready = (async () => {
   // Everything allocated so far lives as long as the page: out of the collector's way, so
   // that no full collection walks it in the middle of an edit.
   pyodide.runPython("import gc; gc.collect(); gc.freeze()");
+  // Booted without the snapshot, importing calc has warmed Python up already.
+  const [widget, locale] = String(self.name || "").split(" ");
+  if (restored && widget && locale) {
+    try {
+      const first = JSON.parse(resultsJson(widget, "{}", locale));
+      warm = warmer(resultsJson, widget, first.query, locale);
+      const until = performance.now() + WARM_MS;
+      while (warm && performance.now() < until) warm = warm() && warm;
+    } catch {
+      warm = null; // a warm-up is never needed: answer as usual
+    }
+  }
   stage = "ready";
   post({ type: "status", stage: "ready" });
   return resultsJson;
@@ -136,24 +152,57 @@ const ready = (async () => {
 
 ready.catch(report);
 
-// After the first answer, the same calculation a few more times, one per task (the page's
-// messages go first): the browser compiles the hot WebAssembly with its optimizing tier before
-// the reader's first edits instead of during them.
-const WARM_RUNS = 12;
-let warmed = false;
-function warmUp(resultsJson, args) {
-  if (warmed) return;
-  warmed = true;
-  let left = WARM_RUNS;
-  const step = () => {
-    try {
-      resultsJson(...args);
-    } catch {
-      return;
-    }
-    if (--left > 0) setTimeout(step, 0);
+// Warm-up. V8 runs WebAssembly in its baseline tier (Liftoff) first and compiles a function with
+// its optimizing tier (TurboFan) only once that function has done enough work. The snapshot
+// restores Python's memory, not compiled code, so Python starts cold: an edit took p50 4-6 ms,
+// p95 13-20 ms in the worker for the reader's first 40-60 edits, against about 3 and 6-9 ms
+// after this warm-up (bench/ideas.md). Repeating one calculation does not help: it only hits
+// render's memoized pieces, while an edit misses them. So the warm-up calculates new states of
+// the page's widget in its locale, as edits make them: one numeric field changed (or a yes/no
+// one toggled) after another, results thrown away. Before "ready", for at most WARM_MS (a slow
+// device does not wait for all of it); whatever is left after the first answer, one run per
+// task (a MessageChannel message: a reader's message waits for one run at most).
+const WARM_RUNS = 300;
+const WARM_MS = 800;
+let warm = null; // the next warm-up run (returns false after the last), false once done
+
+function warmer(resultsJson, widget, query, locale) {
+  const state = {};
+  for (const [k, raw] of Object.entries(query || {})) {
+    // Persian (U+06F0..) and Arabic-Indic (U+0660..) digits as ASCII digits: both end in 0..9
+    const v = String(raw).replace(/[\u0660-\u0669\u06f0-\u06f9]/g, (c) => c.charCodeAt(0) & 15);
+    if (/^[1-9][0-9]{0,6}$/.test(v) || v === "true" || v === "false") state[k] = v;
+  }
+  const fields = Object.keys(state);
+  if (!fields.length) return null;
+  let run = 0;
+  return () => {
+    if (run >= WARM_RUNS) return false;
+    const field = fields[run % fields.length];
+    const v = state[field];
+    if (v === "true" || v === "false") state[field] = v === "true" ? "false" : "true";
+    else state[field] = String(Number(v) + 1 + (run % 3)); // small steps: stays valid
+    run += 1;
+    resultsJson(widget, JSON.stringify({ ...query, ...state }), locale);
+    return true;
   };
-  setTimeout(step, 0);
+}
+
+let warmStarted = false;
+function warmRest(resultsJson, [widget, queryText, locale]) {
+  if (warmStarted) return;
+  warmStarted = true;
+  // no name (an older page script): warm up from the first request instead
+  if (warm === null) warm = warmer(resultsJson, widget, JSON.parse(queryText), locale);
+  const channel = new MessageChannel();
+  channel.port1.onmessage = () => {
+    try {
+      if (warm && warm()) return channel.port2.postMessage(0);
+    } catch {}
+    warm = false;
+    channel.port1.close();
+  };
+  channel.port2.postMessage(0);
 }
 
 self.onmessage = async (event) => {
@@ -168,7 +217,7 @@ self.onmessage = async (event) => {
     const args = [String(name), JSON.stringify(query || {}), String(locale || "en")];
     const text = resultsJson(...args);
     post({ type: "result", id, result: JSON.parse(text) });
-    warmUp(resultsJson, args);
+    warmRest(resultsJson, args);
   } catch (err) {
     // This input failed, or Python itself is broken (after a fatal error every call fails):
     // the default calculation tells which. Broken is fatal, as a crash of the worker is.
