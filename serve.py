@@ -191,11 +191,24 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             super().log_message(format, *args)
 
 
+class SiteServer(http.server.ThreadingHTTPServer):
+    """A reader who navigates away, or a browser that cancels a download it no longer needs,
+    closes the connection mid-response: that is not an error of the server, so no traceback
+    (any other exception is still reported)."""
+
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):  # reset, broken pipe, aborted
+            return
+        super().handle_error(request, client_address)
+
+
 def make_server(directory: str | Path, host: str = "127.0.0.1", port: int = 8000,
                 quiet: bool = False) -> http.server.ThreadingHTTPServer:
     """An HTTP server for `directory` (port 0: any free port); call serve_forever()."""
     handler = functools.partial(SiteHandler, directory=str(directory))
-    server = http.server.ThreadingHTTPServer((host, port), handler)
+    server = SiteServer((host, port), handler)
     server.quiet = quiet  # type: ignore[attr-defined]
     return server
 

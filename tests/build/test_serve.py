@@ -79,3 +79,35 @@ def test_text_and_wasm_are_gzipped_with_etags(site_url):
         except urllib.error.HTTPError as e:
             status = e.code
         assert status == 304, path
+
+
+def _handle_error_output(exc: BaseException, capsys) -> str:
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[2])
+    sys.path.insert(0, root)
+    try:
+        from serve import make_server
+    finally:
+        sys.path.remove(root)
+    server = make_server(Path(root), "127.0.0.1", 0, quiet=True)
+    try:
+        try:
+            raise exc
+        except BaseException:
+            server.handle_error(None, ("127.0.0.1", 1))
+    finally:
+        server.server_close()
+    return capsys.readouterr().err
+
+
+@pytest.mark.parametrize("exc", [ConnectionResetError(104, "reset"), BrokenPipeError(32, "pipe"),
+                                 ConnectionAbortedError(103, "aborted")])
+def test_a_client_that_hangs_up_is_not_a_server_error(exc, capsys):
+    """A navigation cancels a download mid-response: no traceback on the server's stderr."""
+    assert _handle_error_output(exc, capsys) == ""
+
+
+def test_other_errors_are_still_reported(capsys):
+    assert "ValueError: boom" in _handle_error_output(ValueError("boom"), capsys)
