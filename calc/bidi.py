@@ -27,7 +27,7 @@ LRI, PDI = "\u2066", "\u2069"
 
 #: A run of Latin words with the digits and joiners inside it.
 _LATIN_RUN = re.compile(
-    r"[A-Za-z][A-Za-z0-9]*(?:(?:[ .\-/+_:'\u2019]|\u00a0)+[A-Za-z0-9][A-Za-z0-9]*)*")
+    r"[A-Za-z][A-Za-z0-9]*(?:(?:[ .,\-/+_:'\u2019]|\u00a0)+[A-Za-z0-9][A-Za-z0-9]*)*")
 _TOKEN = re.compile(r"(<!--.*?-->|<[^>]*>)", re.S)
 _TAG_NAME = re.compile(r"</?\s*([A-Za-z][\w-]*)")
 _ENTITY = re.compile(r"(&#?\w+;)")

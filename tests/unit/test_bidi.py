@@ -51,3 +51,10 @@ def test_runs_already_isolated_are_not_wrapped_again():
     assert isolate_latin(f"<td>{unit}</td>") == f"<td>{unit}</td>"
     assert (isolate_latin(f'<option value="a">NVIDIA A100 {unit}</option>')
             == f'<option value="a">{LRI}NVIDIA A100{PDI} {unit}</option>')
+
+
+def test_a_list_of_latin_identifiers_is_one_left_to_right_run():
+    """"(q, k, v, o)" inside Persian text reads q, k, v, o left to right, not reversed."""
+    assert (isolate_text("همهٔ لایه‌های خطی (q, k, v, o)")
+            == f"همهٔ لایه‌های خطی ({LRI}q, k, v, o{PDI})")
+    assert isolate_latin("<p>LoRA، QLoRA</p>") == f"<p>{SPAN}LoRA</span>، {SPAN}QLoRA</span></p>"
