@@ -38,7 +38,8 @@ from .fmt import fmt, fmt_memo as _fmt
 from .i18n import catalog as catalog_of, locale_dir, lookup, normalize_locale, t
 from .types import Architecture, GpuKind, Method, Mode, Optimizer, Targets, Unit
 
-__all__ = ["WIDGETS", "widget", "results", "results_json", "DEFAULT_QUERY", "EXAMPLE_HOURS"]
+__all__ = ["WIDGETS", "widget", "results", "results_json", "warm_queries", "DEFAULT_QUERY",
+           "EXAMPLE_HOURS"]
 
 WIDGETS = ("calculator", "adapter", "quick", "cost")
 
@@ -556,6 +557,28 @@ def _check_name(name: str) -> str:
     if name not in WIDGETS:
         raise ValueError(f"unknown widget {name!r}; one of {', '.join(WIDGETS)}")
     return name
+
+
+_WHOLE = re.compile(r"[1-9][0-9]{0,6}")
+
+
+def warm_queries(name: str, locale: str, runs: int = 300) -> str:
+    """The worker's warm-up (worker.js): a JSON list of `runs` queries of widget `name`, each
+    a JSON text and a new state, as edits make them: from the widget's default query, one
+    whole-number field stepped up (or a yes/no field toggled) after another. A snapshot
+    restores Python cold (V8's baseline tier); calculating new states, not one memoized
+    state again, is what gets the code an edit runs optimized before the reader's edits."""
+    base: dict[str, str] = results(name, DEFAULT_QUERY.get(name), locale)["query"] or {}
+    state = {k: v for k, v in base.items() if v in ("true", "false") or _WHOLE.fullmatch(v)}
+    fields = list(state)
+    out = []
+    for run in range(runs if fields else 0):
+        field = fields[run % len(fields)]
+        value = state[field]
+        state[field] = ({"true": "false", "false": "true"}.get(value)
+                        or str(int(value) + 1 + run % 3))  # small steps: stays valid
+        out.append(json.dumps({**base, **state}))
+    return json.dumps(out)
 
 
 def results(name: str, query: Mapping[str, Any] | None, locale: str, *,

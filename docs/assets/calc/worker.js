@@ -133,12 +133,12 @@ const ready = (async () => {
   // Everything allocated so far lives as long as the page: out of the collector's way, so
   // that no full collection walks it in the middle of an edit.
   pyodide.runPython("import gc; gc.collect(); gc.freeze()");
+  warmQueries = render.warm_queries;
   // Booted without the snapshot, importing calc has warmed Python up already.
   const [widget, locale] = String(self.name || "").split(" ");
   if (restored && widget && locale) {
     try {
-      const first = JSON.parse(resultsJson(widget, "{}", locale));
-      warm = warmer(resultsJson, widget, first.query, locale);
+      warm = warmer(resultsJson, widget, locale);
       const until = performance.now() + WARM_MS;
       while (warm && performance.now() < until) warm = warm() && warm;
     } catch {
@@ -158,42 +158,34 @@ ready.catch(report);
 // p95 13-20 ms in the worker for the reader's first 40-60 edits, against about 3 and 6-9 ms
 // after this warm-up (bench/ideas.md). Repeating one calculation does not help: it only hits
 // render's memoized pieces, while an edit misses them. So the warm-up calculates new states of
-// the page's widget in its locale, as edits make them: one numeric field changed (or a yes/no
-// one toggled) after another, results thrown away. Before "ready", for at most WARM_MS (a slow
-// device does not wait for all of it); whatever is left after the first answer, one run per
-// task (a MessageChannel message: a reader's message waits for one run at most).
-const WARM_RUNS = 300;
+// the page's widget in its locale, as edits make them (calc.render.warm_queries), results
+// thrown away. Before "ready", for at most WARM_MS (a slow device does not wait for all of
+// it); whatever is left after the first answer, one run per task (a MessageChannel message: a
+// reader's message waits for one run at most).
 const WARM_MS = 800;
 let warm = null; // the next warm-up run (returns false after the last), false once done
+let warmQueries = null; // calc.render.warm_queries: the new states to calculate
 
-function warmer(resultsJson, widget, query, locale) {
-  const state = {};
-  for (const [k, raw] of Object.entries(query || {})) {
-    // Persian (U+06F0..) and Arabic-Indic (U+0660..) digits as ASCII digits: both end in 0..9
-    const v = String(raw).replace(/[\u0660-\u0669\u06f0-\u06f9]/g, (c) => c.charCodeAt(0) & 15);
-    if (/^[1-9][0-9]{0,6}$/.test(v) || v === "true" || v === "false") state[k] = v;
-  }
-  const fields = Object.keys(state);
-  if (!fields.length) return null;
+function warmer(resultsJson, widget, locale) {
+  const queries = JSON.parse(warmQueries(widget, locale));
   let run = 0;
   return () => {
-    if (run >= WARM_RUNS) return false;
-    const field = fields[run % fields.length];
-    const v = state[field];
-    if (v === "true" || v === "false") state[field] = v === "true" ? "false" : "true";
-    else state[field] = String(Number(v) + 1 + (run % 3)); // small steps: stays valid
-    run += 1;
-    resultsJson(widget, JSON.stringify({ ...query, ...state }), locale);
+    if (run >= queries.length) return false;
+    resultsJson(widget, queries[run++], locale);
     return true;
   };
 }
 
 let warmStarted = false;
-function warmRest(resultsJson, [widget, queryText, locale]) {
+function warmRest(resultsJson, [widget, , locale]) {
   if (warmStarted) return;
   warmStarted = true;
   // no name (an older page script): warm up from the first request instead
-  if (warm === null) warm = warmer(resultsJson, widget, JSON.parse(queryText), locale);
+  try {
+    if (warm === null) warm = warmer(resultsJson, widget, locale);
+  } catch {
+    warm = false;
+  }
   const channel = new MessageChannel();
   channel.port1.onmessage = () => {
     try {
