@@ -643,9 +643,39 @@ def test_pieces_isolated_alone_equal_the_region_isolated_whole(query, monkeypatc
 
 
 @pytest.mark.parametrize("query", EDITS[:-1])
-def test_fits_on_is_gpu_fit(query):
+def test_fits_on_is_the_spec_rule(query):
+    """fits_on against the rule written out: fits when the total is within the usable memory;
+    fewest cards n (at most MAX_CARDS) with sharded / n + per-card bytes within it, searched
+    one n at a time; a unified-memory machine is one machine."""
+    from fractions import Fraction
+
     est = estimate(parse(query))
-    for f in gpu_fit(est):
-        got = engine.fits_on(est.total, est.sharded, engine.usable_bytes(f.gpu),
-                             f.gpu.kind is GpuKind.UNIFIED)
-        assert got == (f.fits, f.cards)
+    for g in catalog.gpus():
+        usable = engine.usable_bytes(g)
+        unified = g.kind is GpuKind.UNIFIED
+        fits = est.total <= usable
+        if unified:
+            cards = 1 if fits else None
+        else:
+            cards = next((n for n in range(1, engine.MAX_CARDS + 1)
+                          if Fraction(est.sharded, n) + est.per_card <= usable), None)
+        assert engine.fits_on(est.total, est.sharded, usable, unified) == (fits, cards), g.id
+
+
+@pytest.mark.parametrize("name", WIDGETS)
+@pytest.mark.parametrize("locale", ["en", "fa"])
+def test_warm_queries_are_new_valid_states(name, locale):
+    """The worker's warm-up: new states of the widget (none repeated, none the default one),
+    each valid, each one field away from the one before."""
+    from calc.render import warm_queries
+
+    queries = [json.loads(q) for q in json.loads(warm_queries(name, locale, runs=40))]
+    assert len(queries) == 40
+    texts = [json.dumps(q, sort_keys=True) for q in queries]
+    assert len(set(texts)) == 40
+    default = results(name, DEFAULT_QUERY[name], locale)["query"]
+    assert default not in queries
+    for before, after in zip([default] + queries, queries):
+        assert sum(before[k] != after[k] for k in after) == 1
+    for q in queries[:10]:
+        assert results(name, q, locale)["errors"] == {}
