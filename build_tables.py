@@ -226,19 +226,11 @@ def _esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _raw_number(value: object) -> str:
-    """A machine-readable number for data-value: integers as is, decimals without exponent."""
-    if isinstance(value, bool):
-        raise TypeError("a number is needed, not a bool")
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, Fraction):
-        value = Decimal(value.numerator) / Decimal(value.denominator)
-    if isinstance(value, float):
-        value = Decimal(repr(value))
-    if isinstance(value, Decimal):
-        return format(value, "f")  # as calc gives it: money keeps its cents ("14.80")
-    raise TypeError(f"a number is needed, not {type(value).__name__}")
+def _raw_number(value: object) -> object:
+    """A number for data-value (`calc.html.raw` writes it): fractions as exact decimals."""
+    if isinstance(value, bool) or not isinstance(value, (int, Fraction, float, Decimal)):
+        raise TypeError(f"a number is needed, not {type(value).__name__}")
+    return _fmt_value(value)
 
 
 def _fmt_value(value: object) -> object:
@@ -278,6 +270,7 @@ class Macros:
     # - figures -
 
     def fig(self, name: str, value: object, unit: str, digits: int | None = None) -> str:
+        from calc import html as kit
         from calc.fmt import fmt
 
         text = fmt(_fmt_value(value), unit, self.locale, digits)
@@ -286,10 +279,8 @@ class Macros:
                 raise TypeError(f"fig({name!r}): {unit} needs integer bytes, not {value!r}")
             if value != int(value):
                 raise ValueError(f"fig({name!r}): {unit} needs integer bytes, not {value!r}")
-            raw = f'data-bytes="{int(value)}"'
-        else:
-            raw = f'data-value="{_esc(_raw_number(value))}"'
-        return f'<span class="calc-fig" data-calc="{_esc(name)}" {raw}>{_esc(text)}</span>'
+            return kit.figure(name, text, bytes_=int(value))
+        return kit.figure(name, text, value=_raw_number(value))
 
     def est(self, component: str = "total", unit: str = "GiB", digits: int | None = None,
             name: str | None = None, **fields: object) -> str:

@@ -27,7 +27,7 @@ from functools import lru_cache
 from html import escape
 from typing import Any, Callable, Iterable, Mapping
 
-from . import catalog, engine
+from . import catalog, engine, html
 from .bidi import isolate_latin, isolate_text
 from .chart import stacked_bar, swatch
 from .engine import Estimate, QUICK_PRESETS, estimate
@@ -74,7 +74,7 @@ _NUMERIC_FIELDS = frozenset({"rank", "seq", "batch", "params", "layers", "hidden
 
 
 def _e(text: object) -> str:
-    return escape(str(text), quote=True)
+    return html.e(text)
 
 
 def _has(key: str, loc: str) -> bool:
@@ -94,10 +94,10 @@ def _q(query: Mapping[str, Any] | None) -> dict[str, str]:
 
 def _fig(name: str, raw: object, text: str, *, kind: str = "value", tag: str = "span",
          cls: str = "calc-fig") -> str:
-    """An engine figure: `<span data-calc=name data-bytes|data-value=raw>text</span>`."""
-    attr = "data-bytes" if kind == "bytes" else "data-value"
-    return (f'<{tag} class="{cls}" data-calc="{_e(name)}" {attr}="{_e(_raw(raw))}">'
-            f"{_e(text)}</{tag}>")
+    """An engine figure (`calc.html.figure`)."""
+    if kind == "bytes":
+        return html.figure(name, text, bytes_=int(raw), tag=tag, cls=cls)  # type: ignore[arg-type]
+    return html.figure(name, text, value=raw, tag=tag, cls=cls)
 
 
 def _dec_of(x: Fraction) -> Decimal:
@@ -105,39 +105,14 @@ def _dec_of(x: Fraction) -> Decimal:
     return Decimal(x.numerator) / Decimal(x.denominator)
 
 
-def _raw(raw: object) -> str:
-    if isinstance(raw, bool):
-        return "true" if raw else "false"
-    if raw is None:
-        return "none"
-    if isinstance(raw, Fraction):
-        return repr(float(raw))
-    if isinstance(raw, Decimal) and raw.is_zero():
-        return str(raw.copy_abs())  # never "-0" (the parser lets "-0" through as zero)
-    return str(raw)
-
-
 def _td_fig(name: str, raw: object, text: str, kind: str = "value", cls: str = "") -> str:
-    attr = "data-bytes" if kind == "bytes" else "data-value"
-    c = f' class="{cls}"' if cls else ""
-    return f'<td{c} data-calc="{_e(name)}" {attr}="{_e(_raw(raw))}">{_e(text)}</td>'
+    if kind == "bytes":
+        return html.td_figure(name, text, bytes_=int(raw), cls=cls)  # type: ignore[arg-type]
+    return html.td_figure(name, text, value=raw, cls=cls)
 
 
-def _scroll_table(wid: str, key: str, caption: str, head: Iterable[str], rows: Iterable[str],
-                  foot: str = "", cls: str = "") -> str:
-    """A table in a keyboard-scrollable region (narrow screens), labelled by its caption."""
-    return f"{_table_open(wid, key, caption, tuple(head), cls)}{''.join(rows)}</tbody>{foot}</table></div>"
-
-
-def _table_open(wid: str, key: str, caption: str, head: tuple[str, ...], cls: str) -> str:
-    """`_scroll_table` up to its first row."""
-    cap_id = f"{wid}-{key}-caption"
-    ths = "".join(f'<th scope="col">{_e(h)}</th>' for h in head)
-    return (
-        f'<div class="calc-table-wrap" role="region" tabindex="0" aria-labelledby="{cap_id}">'
-        f'<table class="calc-table {cls}"><caption id="{cap_id}">{_e(caption)}</caption>'
-        f"<thead><tr>{ths}</tr></thead><tbody>"
-    )
+_scroll_table = html.scroll_table
+_table_open = html.table_open
 
 
 def _yes_no(value: bool, loc: str, yes: str = "ui.fits", no: str = "ui.does_not_fit") -> str:
@@ -354,7 +329,7 @@ def _gpu_cells(gpu_id: str, unit: str, loc: str) -> tuple[str, str, str]:
 
 @lru_cache(maxsize=None)
 def _fits_cell(gpu_id: str, fits: bool, loc: str) -> str:
-    return f'<td data-calc="fits.{_e(gpu_id)}" data-value="{_raw(fits)}">{_yes_no(fits, loc)}</td>'
+    return f'<td data-calc="fits.{_e(gpu_id)}" data-value="{html.raw(fits)}">{_yes_no(fits, loc)}</td>'
 
 
 @lru_cache(maxsize=None)
@@ -619,15 +594,12 @@ def results(name: str, query: Mapping[str, Any] | None, locale: str, *,
             "status": _bidi_text(out.summary, loc)}
 
 
-def _bidi(html: str, loc: str) -> str:
-    return isolate_latin(html) if locale_dir(loc) == "rtl" else html
+def _bidi(markup: str, loc: str) -> str:
+    return html.bidi(markup, loc)
 
 
 def _bidi_text(text: str, loc: str) -> str:
-    """Plain text the page shows by textContent (messages, the status line): on a right-to-left
-    page each Latin run between LRI and PDI, as in `<option>` (plain text can carry no `dir`
-    or `lang`)."""
-    return isolate_text(text) if locale_dir(loc) == "rtl" else text
+    return html.bidi_text(text, loc)
 
 
 def _stale(html: str) -> str:
@@ -650,16 +622,8 @@ def results_json(name: str, query_json: str, locale: str) -> str:
 # --- the form ---------------------------------------------------------------------------------
 
 
-_PLAIN_NUMBER = re.compile(r"[0-9]+(\.[0-9]+)?")
-_FA_DIGITS = str.maketrans("0123456789.", "۰۱۲۳۴۵۶۷۸۹٫")
-
-
 def _local_digits(value: str, loc: str) -> str:
-    """A plain number in a form field, in the locale's digits (Persian on fa pages; the engine
-    reads them back). Anything else (what a reader typed, an invalid value) stays as it is."""
-    if loc == "fa" and _PLAIN_NUMBER.fullmatch(value):
-        return value.translate(_FA_DIGITS)
-    return value
+    return html.local_digits(value, loc)
 
 
 class _Form:

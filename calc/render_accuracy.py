@@ -25,7 +25,7 @@ from fractions import Fraction
 from html import escape
 from typing import Iterable
 
-from . import accuracy, catalog
+from . import accuracy, catalog, html
 from .accuracy import MODES, Run
 from .fmt import fmt
 from .i18n import normalize_locale, t
@@ -54,8 +54,7 @@ def _raw_fraction(x: Fraction) -> str:
 
 
 def _fig(name: str, text: str, *, bytes_: int | None = None, value: str | None = None) -> str:
-    attr = f'data-bytes="{int(bytes_)}"' if bytes_ is not None else f'data-value="{_e(value)}"'
-    return f'<span class="calc-fig" data-calc="{_e(name)}" {attr}>{_e(text)}</span>'
+    return html.figure(name, text, bytes_=bytes_, value=value)
 
 
 def _gib(name: str, b: int, loc: str) -> str:
