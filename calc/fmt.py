@@ -32,8 +32,10 @@ Units (the `unit` argument) and what `value` is:
 | count, number | a plain number | 0 for int, 2 otherwise | 131,072 |
 | USD | money (Decimal) | 2, fixed | $14.80 |
 | percent | a fraction (0.95 is 95 %) | 0 | 95% |
-| x | a multiplier | 2 | 4× |
-| bpp | bytes per parameter | 3 | 16 bytes per parameter |
+| x | a multiplier (tables) | 2 | 4× |
+| times | a multiplier in words (prose) | 2 | 4 times, в 4 раза, 4 vezes |
+| bpp | bytes per parameter (tables, headings) | 3 | 16 bytes per parameter |
+| bytes | bytes, the bare unit (prose that says "per parameter" itself) | 3 | 2 bytes, 2 байта |
 | billions | model size in billions of parameters | 2 | 7B |
 | hours | hours | 2 | 20 hours |
 
@@ -44,6 +46,12 @@ it contains `{n}`, in which case it is a pattern (`{n}B`, `{n}×`). In right-to-
 (`fa`) a unit word written in Latin letters (GiB, GB, MiB) is wrapped in Unicode isolates
 (U+2066 LRI ... U+2069 PDI) so it can never be reordered with neighbouring text; `fa` writes
 model sizes and multipliers in words ("۷ میلیارد", "۴ برابر").
+
+Ranges: `fmt_range(lo, hi, unit, locale)` writes two values as one figure, the unit once, in
+each language's own form: "20–30%" (en), "20–30 %" (ru), "%20–30" (tr), "de 20% a 30%" (pt,
+which repeats the percent sign on each number), "۲۰ تا ۳۰٪" (fa); multipliers in words
+("times"): "6–8 times", "в 6–8 раз", "6–8 kat", "de 6 a 8 vezes", "۶ تا ۸ برابر". The unit's
+plural form agrees with the upper bound ("2–4 часа", "5–6 часов").
 """
 
 from __future__ import annotations
@@ -56,7 +64,7 @@ from functools import lru_cache
 from .bidi import LRI, PDI
 from .i18n import LOCALES, locale_dir, lookup, normalize_locale, plural_category
 
-__all__ = ["fmt", "fmt_memo", "LOCALES", "UNITS"]
+__all__ = ["fmt", "fmt_memo", "fmt_range", "LOCALES", "UNITS"]
 
 NBSP = "\u00a0"
 
@@ -97,12 +105,14 @@ _DEFAULT_DIGITS: dict[str, int | None] = {
     "USD": 2,
     "percent": 0,
     "x": 2,
+    "times": 2,
     "bpp": 3,
+    "bytes": 3,
     "billions": 2,
     "hours": 2,
 }
 UNITS: tuple[str, ...] = tuple(_DEFAULT_DIGITS)
-_WORDED = frozenset({"GiB", "GB", "MiB", "params", "x", "bpp", "billions", "hours"})
+_WORDED = frozenset({"GiB", "GB", "MiB", "params", "x", "times", "bpp", "bytes", "billions", "hours"})
 
 _CTX = decimal.Context(prec=120, rounding=ROUND_HALF_UP, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
 _QUANTA = [Decimal(1).scaleb(-i) for i in range(21)]
@@ -153,49 +163,101 @@ def number_ascii(value: int | float | Decimal, digits: int | None = None) -> str
     return "-" + s if negative else s
 
 
+def _prepare(value: object, unit: str, digits: int | None) -> tuple[str, Decimal, int]:
+    """The unit as plain text, the value in the unit's scale (GiB, percent) and the digits."""
+    try:
+        default = _DEFAULT_DIGITS[unit]
+    except (KeyError, TypeError):
+        raise ValueError(f"fmt: unknown unit {unit!r}; one of {', '.join(UNITS)}") from None
+    unit = str.__str__(unit) if isinstance(unit, str) else unit  # a str-Enum member -> its value
+    d = _to_decimal(value)
+    if digits is None:
+        digits = default if default is not None else (0 if isinstance(value, int) else 2)
+    elif isinstance(digits, bool) or not isinstance(digits, int) or digits < 0:
+        raise ValueError(f"fmt: digits must be a non-negative integer, not {digits!r}")
+    size = _BYTES.get(unit)
+    if size is not None:
+        d = _context(d.adjusted() + 40).divide(d, size)  # exact: 2**-30 has 30 decimals
+    elif unit == "percent":
+        d = d.scaleb(2, context=_CTX)
+    return unit, d, digits
+
+
+def _with_unit(number: str, ascii_number: str, unit: str, loc: str) -> str:
+    """`number` (localized digits, or a range of them) with the unit's symbol or word; the
+    word's plural form is that of `ascii_number`."""
+    sym = _SYMBOLS[loc]
+    if unit == "USD":
+        return sym.currency.replace("{n}", number)
+    if unit == "percent":
+        return sym.percent.replace("{n}", number)
+    if unit in _WORDED:
+        word = lookup("unit." + unit, loc, plural_category(ascii_number, loc))
+        if "{n}" in word:
+            return word.replace("{n}", number)
+        if locale_dir(loc) == "rtl" and word.isascii():
+            word = LRI + word + PDI
+        return number + NBSP + word
+    return number
+
+
 def fmt(value: int | float | Decimal, unit: str, locale: str, digits: int | None = None) -> str:
     """`value` in `unit`, written for `locale` (en, tr, pt, ru, fa; others fall back to en).
 
     Raises ValueError for NaN, infinities, an unknown unit or negative `digits`; TypeError
     for something that is not a number.
     """
-    try:
-        default = _DEFAULT_DIGITS[unit]
-    except (KeyError, TypeError):
-        raise ValueError(f"fmt: unknown unit {unit!r}; one of {', '.join(UNITS)}") from None
-    unit = str.__str__(unit) if isinstance(unit, str) else unit  # a str-Enum member -> its value
+    unit, d, digits = _prepare(value, unit, digits)
     loc = normalize_locale(locale)
-    d = _to_decimal(value)
-    if digits is None:
-        digits = default if default is not None else (0 if isinstance(value, int) else 2)
-    elif isinstance(digits, bool) or not isinstance(digits, int) or digits < 0:
-        raise ValueError(f"fmt: digits must be a non-negative integer, not {digits!r}")
-
-    size = _BYTES.get(unit)
-    if size is not None:
-        d = _context(d.adjusted() + 40).divide(d, size)  # exact: 2**-30 has 30 decimals
-    elif unit == "percent":
-        d = d.scaleb(2, context=_CTX)
-
     s, negative = _ascii(d, digits, fixed=unit == "USD")
     sym = _SYMBOLS[loc]
-    number = s.translate(sym.table)
-
-    if unit == "USD":
-        text = sym.currency.replace("{n}", number)
-    elif unit == "percent":
-        text = sym.percent.replace("{n}", number)
-    elif unit in _WORDED:
-        word = lookup("unit." + unit, loc, plural_category(s, loc))
-        if "{n}" in word:
-            text = word.replace("{n}", number)
-        else:
-            if locale_dir(loc) == "rtl" and word.isascii():
-                word = LRI + word + PDI
-            text = number + NBSP + word
-    else:
-        text = number
+    text = _with_unit(s.translate(sym.table), s, unit, loc)
     return sym.minus + text if negative else text
+
+
+#: How each locale joins the two numbers of a range: an en dash, closed up (en, ru, tr:
+#: "20–30"), "de 20 a 30" (pt), "۲۰ تا ۳۰" (fa).
+_RANGE = {
+    "en": "{lo}\u2013{hi}",
+    "tr": "{lo}\u2013{hi}",
+    "ru": "{lo}\u2013{hi}",
+    "pt": "de {lo} a {hi}",
+    "fa": "{lo} تا {hi}",
+}
+#: Units that Portuguese writes on each number of a range ("de 20% a 30%", "de US$ 5,00 a
+#: US$ 8,00", "de 7B a 8B"): symbols bound to the number. Word units come once ("de 6 a 8 vezes").
+_PT_REPEATED = frozenset({"percent", "USD", "billions", "x"})
+
+
+def fmt_range(lo: int | float | Decimal, hi: int | float | Decimal, unit: str, locale: str,
+              digits: int | None = None) -> str:
+    """The range `lo`..`hi` in `unit` as one figure, the way `locale` writes ranges, the unit
+    once (see the module docstring): `fmt_range(0.2, 0.3, "percent", "ru")` is "20–30 %",
+    `fmt_range(6, 8, "times", "pt")` is "de 6 a 8 vezes". The unit's plural form agrees with
+    `hi`. Both bounds are rounded as `fmt` rounds them; when they round to the same text the
+    result is that one figure.
+
+    Raises ValueError (besides `fmt`'s) for a negative bound or `lo` > `hi`; TypeError for
+    something that is not a number.
+    """
+    unit, d_lo, digits = _prepare(lo, unit, digits)
+    _, d_hi, _ = _prepare(hi, unit, digits)
+    if d_lo < 0 or d_hi < 0:
+        raise ValueError(f"fmt_range: the bounds must not be negative, not {lo!r}, {hi!r}")
+    if d_lo > d_hi:
+        raise ValueError(f"fmt_range: lo must not exceed hi, not {lo!r} > {hi!r}")
+    loc = normalize_locale(locale)
+    fixed = unit == "USD"
+    s_lo, _ = _ascii(d_lo, digits, fixed)
+    s_hi, _ = _ascii(d_hi, digits, fixed)
+    table = _SYMBOLS[loc].table
+    if s_lo == s_hi:
+        return _with_unit(s_hi.translate(table), s_hi, unit, loc)
+    if loc == "pt" and unit in _PT_REPEATED:
+        return _RANGE["pt"].format(lo=_with_unit(s_lo.translate(table), s_lo, unit, loc),
+                                   hi=_with_unit(s_hi.translate(table), s_hi, unit, loc))
+    joined = _RANGE[loc].format(lo=s_lo.translate(table), hi=s_hi.translate(table))
+    return _with_unit(joined, s_hi, unit, loc)
 
 
 @lru_cache(maxsize=8192, typed=True)

@@ -4,16 +4,22 @@ Catalogs are flat JSON objects in `calc/locales/<locale>.json`, read with import
 and cached. Texts use `str.format` placeholders (`{field}`, `{max}`); a locale that lacks a key
 falls back to English, an unknown locale is English.
 
-Plural forms: a key may have variants `<key>.one`, `<key>.few`, `<key>.many`, `<key>.other`
-chosen by the CLDR plural category of a number (`plural_category`); the bare `<key>` is the
-form used when no variant matches (and on its own, e.g. as a column header). `t` chooses a
-variant when it is given a numeric `n`; `fmt` does it for unit words.
+Plural forms in messages: a message writes the words that agree with a number as a plural
+block beside the number's placeholder, `{seq} {{seq: one токен | few токена | many токенов |
+other токена}}` (see i18n/WRITERS.md, "Plural forms"). `t` replaces each block by the form of
+the CLDR plural category (`plural_category`) of the number given for that placeholder, for any
+placeholder and any number of blocks per message; the doubled braces keep the block plain text
+to `str.format`. Unit words (`unit.<unit>` for `calc.fmt`) keep variant keys instead:
+`unit.hours.one`, `.few`, `.many`, `.other`, chosen by `fmt` (`lookup(key, locale, category)`);
+the bare `unit.<unit>` is the form used when no variant matches (and on its own, e.g. as a
+column header).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from importlib import resources
@@ -125,6 +131,47 @@ class _Params(dict):
         return "{" + name + "}"
 
 
+@dataclass(frozen=True)
+class Counted:
+    """A placeholder's value given as ready-made text (a figure with its unit, an HTML
+    fragment, an escaped marker) together with the number it stands for, so that `t` inserts
+    `text` as it is and still chooses the plural forms that agree with it. `number` is the
+    number as displayed, in ASCII (`1,234.5`), as `plural_category` reads it."""
+
+    text: str
+    number: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+#: `{{name: category form | category form | ...}}`; a form may hold `{placeholders}`.
+_PLURAL_BLOCK = re.compile(
+    r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*:((?:[^{}]|\{[A-Za-z_][A-Za-z0-9_]*\})*)\}\}")
+_CATEGORY_NAMES = frozenset({"zero", "one", "two", "few", "many", "other"})
+#: The number whose category stands for a count the message is not told (a placeholder given
+#: as plain text): a general plural, "tokens" / "токенов" / "horas".
+_GENERAL_COUNT = "5"
+
+
+def plural_forms(body: str) -> dict[str, str]:
+    """The forms of one plural block's body (`one токен | few токена`), by category. An
+    alternative that does not start with a category name is ignored (the catalog tests
+    reject it)."""
+    forms: dict[str, str] = {}
+    for alternative in body.split("|"):
+        category, _, form = alternative.strip().partition(" ")
+        if category in _CATEGORY_NAMES:
+            forms.setdefault(category, form.strip())
+    return forms
+
+
+def _choose(forms: dict[str, str], category: str) -> str:
+    if category in forms:
+        return forms[category]
+    return forms.get("other", next(iter(forms.values()), ""))
+
+
 def _is_number(value: object) -> bool:
     return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
 
@@ -135,29 +182,51 @@ def _number_text(value: int | float | Decimal, loc: str) -> str:
     return fmt(value, "number", loc)
 
 
+def _resolve_plurals(text: str, numbers: dict[str, str], loc: str) -> str:
+    """Each plural block of `text` replaced by the form its placeholder's number selects."""
+
+    def form(match: re.Match[str]) -> str:
+        number = numbers.get(match.group(1), _GENERAL_COUNT)
+        return _choose(plural_forms(match.group(2)), plural_category(number, loc))
+
+    return _PLURAL_BLOCK.sub(form, text)
+
+
 def t(key: str, locale: str, /, **params: object) -> str:
     """The text of `key` in `locale`, with `{name}` placeholders filled from `params`.
 
-    Numbers (int, float, Decimal) are written with `fmt(..., "number", locale)`. A numeric `n`
-    also selects the plural variant of the key (`<key>.one`, `.few`, ...).
+    Numbers (int, float, Decimal) are written with `fmt(..., "number", locale)`; a `Counted`
+    is inserted as its text. Each plural block `{{name: one ... | other ...}}` takes the form
+    of the CLDR category of the number given for `name` (a number or a `Counted`); for a
+    placeholder given as plain text, or not given, the form of a general plural (the category
+    of 5: `many` in Russian, `other` elsewhere).
     """
     loc = normalize_locale(locale)
-    values = {k: (_number_text(v, loc) if _is_number(v) else v) for k, v in params.items()}
-    category = None
-    n = params.get("n")
-    if _is_number(n):
-        from .fmt import number_ascii
+    from .fmt import number_ascii
 
-        category = plural_category(number_ascii(n), loc)
-    text = lookup(key, loc, category)
+    values: dict[str, object] = {}
+    numbers: dict[str, str] = {}
+    for name, value in params.items():
+        if _is_number(value):
+            values[name] = _number_text(value, loc)  # type: ignore[arg-type]
+            numbers[name] = number_ascii(value)  # type: ignore[arg-type]
+        elif isinstance(value, Counted):
+            values[name] = value.text
+            numbers[name] = value.number
+        else:
+            values[name] = value
+    text = lookup(key, loc)
+    if "{{" in text:
+        text = _resolve_plurals(text, numbers, loc)
     if not values or "{" not in text:
         return text
     return text.format_map(_Params(values))
 
 
-def _numeric_param(text: str, loc: str) -> str:
-    """A number stored as text in a Problem, written for the locale; other text unchanged."""
-    from .fmt import fmt
+def _numeric_param(text: str, loc: str) -> str | Counted:
+    """A number stored as text in a Problem, written for the locale (with the number, for the
+    message's plural forms); other text unchanged."""
+    from .fmt import fmt, number_ascii
 
     if not _NUMBER_RE.fullmatch(text.strip()):
         return text
@@ -168,8 +237,9 @@ def _numeric_param(text: str, loc: str) -> str:
     if not d.is_finite():
         return text
     if d == d.to_integral_value():
-        return fmt(int(d), "number", loc)
-    return fmt(d, "number", loc, max(0, -d.normalize().as_tuple().exponent))
+        return Counted(fmt(int(d), "number", loc), number_ascii(int(d)))
+    digits = max(0, -d.normalize().as_tuple().exponent)
+    return Counted(fmt(d, "number", loc, digits), number_ascii(d, digits))
 
 
 def error_message(problem: Problem, locale: str) -> str:

@@ -201,6 +201,7 @@ def test_nothing_left_untranslated(loc):
         "tr": {"field.gpu", "field.model", "unit.GiB", "unit.GB", "unit.MiB", "unit.billions", "unit.x",
                "table.gpu", "table.cards_of", "list.separator"},
         "pt": {"field.gpu", "component.total", "unit.GiB", "unit.GB", "unit.MiB", "unit.billions", "unit.x",
+               "unit.bytes",  # Portuguese writes "bytes" as English does
                "table.gpu", "table.cards_of", "list.separator"},
         "ru": {"field.gpu", "unit.billions", "unit.x", "table.gpu", "table.cards_of", "list.separator"},
         "fa": {"unit.GiB", "unit.GB", "unit.MiB"},
