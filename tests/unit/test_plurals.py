@@ -240,8 +240,8 @@ def test_other_languages_by_hand():
     assert t("accuracy.settings.tokens", "en", seq=1, batch=2) == "1 token × batch of 2"
     assert t("accuracy.settings.tokens", "pt", seq=1024, batch=1) == "1.024 tokens × micro-batch de 1"
     summary = dict(p_median="a", p_worst="b", d_median="c", d_worst="d")
-    assert t("accuracy.summary.published", "pt", n=1, **summary).startswith("Na 1 execução publicada,")
-    assert t("accuracy.summary.published", "pt", n=6, **summary).startswith("Nas 6 execuções publicadas,")
+    assert t("accuracy.summary.published", "pt", n=1, **summary).startswith("No 1 treino publicado,")
+    assert t("accuracy.summary.published", "pt", n=6, **summary).startswith("Nos 6 treinos publicados,")
     assert t("accuracy.settings.tokens", "tr", seq=21, batch=4) == "21 token × 4 örneklik mikro yığın"
     too_long = error_message(Problem.of("config", "too_long", max="1"), "en")
     assert too_long.endswith("at most 1 character.")
