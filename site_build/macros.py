@@ -3,6 +3,7 @@ locale being built. What each macro does, for the writers: i18n/WRITERS.md ("Mac
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
 from decimal import Decimal
@@ -81,8 +82,8 @@ def estimate_of(**fields: object):
     return _estimate(tuple(sorted((k, _field_text(v)) for k, v in fields.items())))
 
 
-# `C` in templates: calc.engine's upper-case constants (enum keys as plain ids) and the ZeRO
-# 16 bytes.
+# `C` in templates: calc.engine's upper-case constants (enum keys as plain ids), the ZeRO
+# 16 bytes, and the calculator's default inputs (`C.DEFAULT_RANK`, from `engine.Inputs`).
 @lru_cache(maxsize=None)
 def constants() -> SimpleNamespace:
     values: dict[str, Any] = {}
@@ -95,6 +96,11 @@ def constants() -> SimpleNamespace:
         values[key] = value
     values["FULL_BYTES_PER_PARAM"] = (
         engine.BF16_BYTES + engine.GRAD_BYTES + values["OPTIMIZER_BYTES"]["adamw"])
+    for f in dataclasses.fields(engine.Inputs):
+        if f.default is not dataclasses.MISSING:
+            name = f"DEFAULT_{f.name.upper()}"
+            assert name not in values, name
+            values[name] = _plain(f.default)
     return SimpleNamespace(**values)
 
 

@@ -3,6 +3,7 @@ check, the digit check, Latin isolation, the search index per locale."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 from decimal import Decimal
@@ -15,7 +16,7 @@ from calc import catalog, engine
 from calc.fields import parse
 from calc.fmt import fmt
 from site_build import pages, prose, search
-from site_build.macros import render_markdown
+from site_build.macros import constants, render_markdown
 
 
 def render(text: str, locale: str = "en") -> str:
@@ -64,6 +65,20 @@ def test_small_calculators():
     assert f'data-bytes="{engine.usable_bytes(mac)}"' in render('{{ card("mac-36", "usable") }}')
     assert render('{{ model_name("llama-3.1-8b") }}') == "Llama 3.1 8B"
     assert render("{{ C.OPTIMIZER_BYTES['adamw'] }} {{ C.FULL_BYTES_PER_PARAM }}") == "12 16"
+
+
+def test_constants_name_the_calculators_defaults():
+    """C.DEFAULT_<FIELD> is what the calculator starts from: the inputs calc.fields.parse makes
+    of an empty query, field by field (prose that names the defaults follows the calculator)."""
+    inputs = parse({})
+    defaults = {k: v for k, v in vars(constants()).items() if k.startswith("DEFAULT_")}
+    fields = [f.name for f in dataclasses.fields(inputs) if f.name != "arch"]
+    assert sorted(defaults) == sorted(f"DEFAULT_{name.upper()}" for name in fields)
+    for name in fields:
+        value = getattr(inputs, name)
+        assert defaults[f"DEFAULT_{name.upper()}"] == getattr(value, "value", value), name
+    assert render("{{ num(C.DEFAULT_RANK) }}") == render(f"{{{{ num({inputs.rank}) }}}}")
+    assert render("{{ est(rank=C.DEFAULT_RANK, seq=C.DEFAULT_SEQ) }}") == render("{{ est() }}")
 
 
 def test_t_reads_calcs_catalog_and_rejects_unknown_keys():
