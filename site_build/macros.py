@@ -72,6 +72,7 @@ def _plain(value: object) -> object:
     return value.value if hasattr(value, "value") and isinstance(value.value, str) else value
 
 
+# One estimate per set of fields, however many pages ask for it.
 @lru_cache(maxsize=None)
 def _estimate(fields: tuple[tuple[str, str], ...]):
     return engine.estimate(parse(dict(fields)))
@@ -224,6 +225,7 @@ class Macros:
 # --- rendering ------------------------------------------------------------------------------
 
 
+# The pages' Jinja environment: strict, unescaped Markdown, `{## ##}` comments.
 @lru_cache(maxsize=None)
 def _jinja_env() -> jinja2.Environment:
     return jinja2.Environment(

@@ -88,6 +88,7 @@ _NOT_PROSE = (
 )
 
 
+# What is not prose becomes a space, its newlines kept (so line numbers stay).
 def _blank(m: re.Match) -> str:
     return " " + "\n" * m.group(0).count("\n")
 
