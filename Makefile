@@ -31,7 +31,7 @@ VENV_STAMP := $(VENV)/.installed
 NPM_STAMP  := node_modules/.package-lock.json
 SITE_STAMP := site/sitemap.xml
 SITE_SOURCES := mkdocs.yml build_tables.py pyproject.toml \
-	$(shell find docs overrides calc -type f -not -path '*/__pycache__/*' 2>/dev/null)
+	$(shell find docs overrides calc site_build -type f -not -path '*/__pycache__/*' 2>/dev/null)
 
 .PHONY: site serve test deps system chromium clean distclean FORCE
 

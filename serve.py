@@ -17,7 +17,8 @@ page's `<meta http-equiv="Content-Security-Policy">` (for other files: the home 
 `frame-ancestors 'none'`, which a `<meta>` policy cannot carry, and
 `X-Content-Type-Options: nosniff`.
 
-Standard library only; tests import `make_server` to serve a freshly built site.
+Standard library only, plus the site's locale registry (`calc.i18n.LOCALES`); tests import
+`make_server` to serve a freshly built site.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ import sys
 import threading
 from pathlib import Path
 
+from calc.i18n import DEFAULT_LOCALE, LOCALES
+
 MIME_TYPES = {
     ".wasm": "application/wasm",
     ".mjs": "text/javascript",
@@ -48,7 +51,8 @@ MIME_TYPES = {
     ".whl": "application/zip",
     ".gz": "application/gzip",
 }
-LOCALES = ("tr", "pt", "ru", "fa")
+#: Locales served under /<locale>/, each with its own 404 page (the default locale's is /404.html).
+LOCALE_DIRS = frozenset(LOCALES) - {DEFAULT_LOCALE}
 #: Sent gzip-encoded when the client accepts it (.zip and .whl are compressed already).
 COMPRESSIBLE = frozenset({".wasm", ".mjs", ".js", ".json", ".map", ".css", ".html", ".xml",
                           ".svg", ".txt", ".bin"})
@@ -182,7 +186,7 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
     def _error_page(self) -> Path | None:
         root = Path(self.directory)
         first = self.path.lstrip("/").split("/", 1)[0]
-        candidates = [root / first / "404.html"] if first in LOCALES else []
+        candidates = [root / first / "404.html"] if first in LOCALE_DIRS else []
         candidates.append(root / "404.html")
         return next((p for p in candidates if p.is_file()), None)
 

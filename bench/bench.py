@@ -26,7 +26,9 @@ What it does, in this order:
 8. writes BENCHMARKS.md: the figures, the targets met or not, the date and the machine, and
    bench/ideas.md (the optimizations tried and their measured effects, written by hand).
 
-The raw figures also go to bench/results.json (not committed).
+The raw figures also go to bench/results.json (not committed). The measurements are here; the
+pages, locales and targets are in targets.py, the scripts put into the pages in
+page_scripts.py, and BENCHMARKS.md is written by report.py.
 """
 
 from __future__ import annotations
@@ -39,7 +41,6 @@ import platform
 import re
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,22 +49,15 @@ import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-BENCH = ROOT / "bench"
-sys.path.insert(0, str(ROOT))
+from page_scripts import BARE_HTML, BARE_JS, BARE_WORKER_JS, EDIT_JS, INIT_JS
+from report import pct, report  # noqa: F401  (pct: ab.py uses bench.pct)
+from targets import BENCH, LH_CATEGORIES, LIGHTHOUSE_PAGES, LOCALES, PAGES, ROOT, WIDGET_PAGES
 
-from serve import make_server  # noqa: E402
+from serve import make_server  # noqa: E402  (targets put the checkout on sys.path)
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]
-LOCALES = ("en", "tr", "pt", "ru", "fa")
-PAGES = ("", "how-it-works", "rule-of-thumb", "full-fine-tuning", "lora-qlora",
-         "choosing-a-gpu", "calculator", "faq", "accuracy")
-WIDGET_PAGES = {"calculator": "calculator", "lora-qlora": "adapter",
-                "full-fine-tuning": "quick", "choosing-a-gpu": "cost"}
-LIGHTHOUSE_PAGES = ("", "calculator", "faq")
-LH_CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
 RUNTIME_PARTS = ("/assets/pyodide/", "/assets/calc/")  # Pyodide, worker, wheel, snapshot
 PAGE_ASSETS = ("/assets/calc/page.js", "/assets/calc/calc.css")  # the widget page's own
 
@@ -72,117 +66,9 @@ def is_runtime(url: str) -> bool:
     """Bytes of Python in the browser (not of the page that shows the widget)."""
     path = url.split("?", 1)[0]
     return any(p in path for p in RUNTIME_PARTS) and not path.endswith(PAGE_ASSETS)
+
+
 TIMEOUT_MS = 90_000
-
-# Targets of issue #6.
-T_READY_RATIO = 1.10
-T_P95_MS = 16.0
-T_GUIDE_BYTES = 300 * 1024
-T_BUILD_S = 30.0
-T_LH = {"performance": 95, "accessibility": 100, "best-practices": 100, "seo": 100}
-
-# Recorded in every page before its scripts run: paints, LCP, and when the widget is ready.
-INIT_JS = r"""
-(() => {
-  const m = (window.__bench = { fcp: null, lcp: null, lcpTag: null, ready: null, first: null,
-                                resultsAtFcp: null });
-  const results = () => {
-    const el = document.querySelector('[data-calc-results]');
-    if (!el) return null;
-    const cs = getComputedStyle(el);
-    const r = el.getBoundingClientRect();
-    return { text: el.textContent.trim().length, display: cs.display, visibility: cs.visibility,
-             opacity: cs.opacity, width: r.width, height: r.height, top: r.top,
-             inViewport: r.top < innerHeight && r.bottom > 0,
-             figures: el.querySelectorAll('[data-calc]').length };
-  };
-  try {
-    new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) {
-        if (e.name === 'first-contentful-paint' && m.fcp === null) {
-          m.fcp = e.startTime;
-          m.resultsAtFcp = results();
-        }
-      }
-    }).observe({ type: 'paint', buffered: true });
-    new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) {
-        m.lcp = e.startTime;
-        m.lcpTag = e.element ? (e.element.closest('[data-calc-results]') ? 'results' :
-                                e.element.tagName.toLowerCase()) : null;
-      }
-    }).observe({ type: 'largest-contentful-paint', buffered: true });
-  } catch (e) {}
-  new MutationObserver(() => {
-    const root = document.querySelector('[data-calc-widget]') || document.documentElement;
-    if (m.ready === null && root.dataset.state === 'ready') m.ready = performance.now();
-    if (m.first === null && root.dataset.state === 'ready' && root.dataset.busy === 'false'
-        && root !== document.documentElement) m.first = performance.now();
-    if (root === document.documentElement && root.dataset.state === 'ready' && m.first === null)
-      m.first = m.ready;
-  }).observe(document, { attributes: true, subtree: true,
-                         attributeFilter: ['data-state', 'data-busy'] });
-})();
-"""
-
-BARE_HTML = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>bare Pyodide boot</title>
-<meta name="viewport" content="width=device-width,initial-scale=1"></head>
-<body><p>Bare Pyodide boot (benchmark)</p>
-<script type="module" src="bare.js"></script></body></html>
-"""
-BARE_JS = """// The bare boot: loadPyodide in a module worker on the site's own runtime files, nothing else.
-const worker = new Worker(new URL("./bare-worker.js", import.meta.url), { type: "module" });
-worker.onmessage = (event) => {
-  document.documentElement.dataset.detail = String(event.data);
-  document.documentElement.dataset.state = event.data === "ready" ? "ready" : "error";
-};
-"""
-BARE_WORKER_JS = """const base = new URL("../pyodide/", import.meta.url).href;
-try {
-  const { loadPyodide } = await import(base + "pyodide.mjs");
-  await loadPyodide({ indexURL: base, stdout: () => {}, stderr: () => {} });
-  self.postMessage("ready");
-} catch (err) {
-  self.postMessage("error: " + err);
-}
-"""
-
-# One edit: set a field, fire `input`; timed until the results region changes (the new figures
-# are in the DOM), then until the next frame has run (they are painted). Then wait until the
-# widget is idle (data-busy="false": the address bar follows after the paint).
-EDIT_JS = r"""
-async ([name, value]) => {
-  const root = document.querySelector('[data-calc-widget="calculator"]');
-  const results = root.querySelector('[data-calc-results]');
-  const el = root.querySelector(`[name="${name}"]`);
-  let t0 = 0;
-  const changed = new Promise((resolve) => {
-    const obs = new MutationObserver(() => { obs.disconnect(); resolve(performance.now()); });
-    obs.observe(results, { childList: true, subtree: true, characterData: true });
-    const idle = new MutationObserver(() => {
-      if (root.dataset.busy === 'false') { idle.disconnect(); resolve(performance.now()); }
-    });
-    idle.observe(root, { attributes: true, attributeFilter: ['data-busy'] });
-  });
-  const idle = () => new Promise((resolve) => {
-    if (root.dataset.busy === 'false') return resolve();
-    const obs = new MutationObserver(() => {
-      if (root.dataset.busy === 'false') { obs.disconnect(); resolve(); }
-    });
-    obs.observe(root, { attributes: true, attributeFilter: ['data-busy'] });
-  });
-  t0 = performance.now();
-  if (el.type === 'checkbox') el.checked = !el.checked;
-  else el.value = value;
-  el.dispatchEvent(new Event('input', { bubbles: true }));
-  const dom = await changed;
-  const frame = await new Promise((resolve) =>
-    requestAnimationFrame(() => setTimeout(() => resolve(performance.now()), 0)));
-  await idle();
-  return [dom - t0, frame - t0];
-}
-"""
 
 
 def log(*args: object) -> None:
@@ -195,17 +81,6 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def median(xs: list[float]) -> float:
-    return statistics.median(xs) if xs else float("nan")
-
-
-def pct(xs: list[float], p: float) -> float:
-    """Nearest-rank percentile."""
-    if not xs:
-        return float("nan")
-    s = sorted(xs)
-    k = max(0, min(len(s) - 1, -(-len(s) * p // 100) - 1))
-    return s[int(k)]
 
 
 # --- 1. build -----------------------------------------------------------------------------
@@ -496,236 +371,6 @@ def machine() -> dict:
             "lighthouse": json.loads(lh.read_text())["version"] if lh.is_file() else "-"}
 
 
-def kb(n: float) -> str:
-    return f"{n / 1024:,.0f} KB" if n < 10 * 2**20 else f"{n / 2**20:,.1f} MB"
-
-
-def yes(ok: bool) -> str:
-    return "met" if ok else "**not met**"
-
-
-def report(r: dict, out: Path) -> None:
-    m = r["machine"]
-    b = r["boot"]
-    lines: list[str] = []
-    add = lines.append
-    add("# Benchmarks")
-    add("")
-    add(f"Written by `make bench` (`bench/bench.py`) on {r['date']}, in {r['duration_s']:.0f} s. "
-        "Every figure below comes from that one run; the machines are noisy, so boot times are "
-        "medians of interleaved repetitions and the figure that counts is the ratio to a bare "
-        "Pyodide boot measured beside them.")
-    add("")
-    add(f"- Machine: {m['cpu']}, {m['cores']} cores, {m['memory']} memory, {m['os']}")
-    add(f"- Software: Python {m['python']}, Node {m['node']}, {m['chromium']} (headless, "
-        f"Playwright), Pyodide {m['pyodide']}, Lighthouse {m['lighthouse']}")
-    load = r.get("load", {})
-    add(f"- Load average (1 min): {load.get('start', 0):.1f} when the run started, "
-        f"{load.get('browser', 0):.1f} before the boot measurements, "
-        f"{load.get('boot_end', 0):.1f} after them, {load.get('latency_end', 0):.1f} after the "
-        f"edit latencies, {load.get('lighthouse', 0):.1f} after Lighthouse (2 cores: above 2, "
-        "other work was sharing the machine)")
-    add("- Server: `serve.py` on loopback (127.0.0.1), HTTP/1.1 keep-alive, gzip for text types, "
-        "`.wasm` and the snapshot, ETag and "
-        "304 on revalidation, `Cache-Control: no-cache`; no network throttling (Lighthouse "
-        "simulates its own mobile network).")
-    add("")
-
-    # targets
-    ratio_cold = median(b["calc_cold"]) / median(b["bare_cold"])
-    ratio_warm = median(b["calc_warm"]) / median(b["bare_warm"])
-    lat = r["latency"]["en"]
-    p95 = pct(lat["dom"], 95)
-    guides = [x for x in r["transfer"] if not x["widget"]]
-    no_pyodide = all(x["runtime_bytes"] == 0 for x in guides)
-    guide_max = max(x["total"] for x in guides)
-    visible = all(v and v["text"] > 0 and v["display"] != "none" and v["visibility"] != "hidden"
-                  and float(v["opacity"]) > 0 and v["height"] > 0 for v in b["results_at_fcp"])
-    lh = [x for x in r["lighthouse"] if "scores" in x]
-    lh_ok = {c: bool(lh) and len(lh) == len(r["lighthouse"]) and all(x["scores"][c] >= T_LH[c]
-                                                                      for x in lh)
-             for c in LH_CATEGORIES}
-    build_s = r["build"]["fresh"]
-
-    add("## Targets")
-    add("")
-    add("| target | measured | |")
-    add("| --- | --- | --- |")
-    add(f"| build-time result visible at first contentful paint | rendered in the HTML, "
-        f"{sum(1 for v in b['results_at_fcp'] if v)}/{len(b['results_at_fcp'])} cold loads had it "
-        f"visible when FCP fired; FCP median {median(b['fcp_cold']):.0f} ms | {yes(visible)} |")
-    add(f"| ready <= {T_READY_RATIO:.2f} x bare Pyodide boot (cold) | {ratio_cold:.2f} x "
-        f"({median(b['calc_cold']):.0f} ms vs {median(b['bare_cold']):.0f} ms) | "
-        f"{yes(ratio_cold <= T_READY_RATIO)} |")
-    add(f"| ready faster than the bare boot itself (cold / warm) | {ratio_cold:.2f} x / "
-        f"{ratio_warm:.2f} x | {yes(ratio_cold < 1 and ratio_warm < 1)} |")
-    add(f"| recalculation p95 <= {T_P95_MS:.0f} ms (input to result in the DOM, en) | "
-        f"{p95:.1f} ms (p50 {pct(lat['dom'], 50):.1f} ms, {len(lat['dom'])} edits) | "
-        f"{yes(p95 <= T_P95_MS)} |")
-    add(f"| no Pyodide bytes on pages without a calculator | "
-        f"{sum(1 for x in guides if x['runtime_bytes'] == 0)}/{len(guides)} pages (5 locales) "
-        f"fetched none | {yes(no_pyodide)} |")
-    add(f"| guide pages <= 300 KB transferred | largest {kb(guide_max)} | "
-        f"{yes(guide_max <= T_GUIDE_BYTES)} |")
-    add(f"| five-locale build <= {T_BUILD_S:.0f} s | {build_s:.1f} s from nothing "
-        f"({r['build']['cached']:.1f} s with the snapshot cache) | {yes(build_s <= T_BUILD_S)} |")
-    for c in LH_CATEGORIES:
-        vals = [x["scores"][c] for x in lh]
-        add(f"| Lighthouse {c} >= {T_LH[c]} on {len(r['lighthouse'])} pages | "
-            f"min {min(vals) if vals else '-'}, median {median(vals) if vals else '-'} | "
-            f"{yes(lh_ok[c])} |")
-    add("")
-    why = []
-    if p95 > T_P95_MS:
-        why.append(
-            "Recalculation: the worker's Python is a small part of the median edit but most of "
-            "the tail. An instrumented copy of the site (60 edits per locale, load about 1) "
-            "showed `calc.render.results_json` at p50 3-4 ms but p95 14-16 ms in Chromium's "
-            "worker, against p50 0.9 ms / p95 1.6 ms for the same calls in the same Pyodide "
-            "under Node and 0.4 / 0.6 ms in CPython (the results are assembled from memoized "
-            "pieces, bench/ideas.md); the two `postMessage` hops p50 2-3 ms (p95 7-9 ms); the "
-            "page's `apply` p50 about 2 ms. Why Python runs 3-4 x slower in the browser's "
-            "worker than under Node (WebAssembly tiering after the snapshot restore, the "
-            "renderer's threads sharing two cores) is not measured yet; that is the next step.")
-    if not lh_ok["performance"]:
-        short = [f"{x['locale']} {x['page']} {x['scores']['performance']}" for x in lh
-                 if x["scores"]["performance"] < T_LH["performance"]]
-        why.append(
-            "Lighthouse performance: below the target: " + ", ".join(short) + " (each page's "
-            "three runs are in section 6; a page's runs differ by up to 9 points here). What "
-            "Lighthouse takes off is total blocking time: Material's own start-up on a long "
-            "page (its first style and layout pass, forced by its palette and scroll "
-            "observers) at the mobile preset's 4 x CPU slowdown; calculator pages also start "
-            "the worker (compiling the WebAssembly, unpacking the snapshot), which competes "
-            "with the main thread for two cores; starting it later did not help "
-            "(bench/ideas.md).")
-    if not (ratio_cold < 1 and ratio_warm < 1) or ratio_cold > T_READY_RATIO:
-        why.append("Python ready: see section 1-2 for the spread of the repetitions.")
-    if why:
-        add("Where a target is not met, why:")
-        add("")
-        for w in why:
-            add(f"- {w}")
-        add("")
-
-    add("## 1-2. Paint and Python ready (calculator page, en)")
-    add("")
-    add(f"{len(b['calc_cold'])} repetitions, bare and calculator interleaved (order alternating), "
-        "each in a new browser context (cold: empty HTTP cache), then a second visit in the same "
-        "context (warm). Times from navigation start, medians (min-max).")
-    add("")
-    add("| | cold | warm |")
-    add("| --- | --- | --- |")
-
-    def cell(xs):
-        return f"{median(xs):.0f} ms ({min(xs):.0f}-{max(xs):.0f})"
-
-    add(f"| first contentful paint | {cell(b['fcp_cold'])} | {cell(b['fcp_warm'])} |")
-    add(f"| largest contentful paint | {cell(b['lcp_cold'])} | {cell(b['lcp_warm'])} |")
-    add(f"| bare Pyodide boot (`loadPyodide` in a module worker) | {cell(b['bare_cold'])} | "
-        f"{cell(b['bare_warm'])} |")
-    add(f"| calculator `data-state=\"ready\"` | {cell(b['calc_cold'])} | {cell(b['calc_warm'])} |")
-    add(f"| calculator first live result on the page | {cell(b['calc_first_cold'])} | "
-        f"{cell(b['calc_first_warm'])} |")
-    add(f"| **ratio ready / bare** | **{ratio_cold:.2f}** | **{ratio_warm:.2f}** |")
-    add("")
-    in_view = sum(1 for v in b["results_at_fcp"] if v and v.get("inViewport"))
-    add(f"At first contentful paint the results region held the build-time figures and was "
-        f"rendered (not hidden, non-zero size) in {sum(1 for v in b['results_at_fcp'] if v)} of "
-        f"{len(b['results_at_fcp'])} cold loads; its top was inside the first 1280 x 720 "
-        f"viewport in {in_view} (below the form otherwise: the reader scrolls to it).")
-    add("")
-    tags = sorted({t for t in b["lcp_tag"] if t})
-    add(f"Largest contentful paint element (cold): {', '.join(tags) or '-'}. The results region "
-        "is part of the HTML the build writes (figures of the default inputs), so it paints with "
-        "the page, before any script runs; Python only replaces it after an edit or a link with "
-        "inputs.")
-    add("")
-
-    add("## 3. Recalculation latency")
-    add("")
-    add("Right after Python is up, each edit sets one field of the calculator (sequence length, "
-        "batch, rank, checkpointing in turn; every state new), fires `input` and is timed in the "
-        "page with `performance.now()` until the results region has changed (\"DOM\": the new "
-        "figures are on the page) and until the next animation frame has run (\"next frame\": "
-        "they are painted). Every edit counts, the first ones too.")
-    add("")
-    add("| locale | edits | p50 DOM | p95 DOM | max DOM | p50 next frame | p95 next frame |")
-    add("| --- | --- | --- | --- | --- | --- | --- |")
-    for loc, v in r["latency"].items():
-        add(f"| {loc} | {len(v['dom'])} | {pct(v['dom'], 50):.1f} ms | {pct(v['dom'], 95):.1f} ms "
-            f"| {max(v['dom']):.1f} ms | {pct(v['frame'], 50):.1f} ms | "
-            f"{pct(v['frame'], 95):.1f} ms |")
-    add("")
-
-    add("## 4. Bytes transferred")
-    add("")
-    add("Cold cache, one page per context, counted by Chromium (encoded bodies and headers, "
-        "workers included). Pages with a calculator show \"page + runtime\": the page with its "
-        "own script and style (`page.js`, `calc.css`), i.e. before Python, plus everything "
-        "under `assets/pyodide/` and `assets/calc/` that Python needs (Pyodide, the worker, the "
-        "calc wheel, the memory snapshot), counted once Python is up. Any runtime byte on a page "
-        "without a calculator would be flagged \"(Pyodide!)\".")
-    add("")
-    add("| page | en | tr | pt | ru | fa |")
-    add("| --- | --- | --- | --- | --- | --- |")
-    by = {(x["locale"], x["page"]): x for x in r["transfer"]}
-    for name in PAGES:
-        label = name or "(home)"
-        cells = []
-        for loc in LOCALES:
-            x = by.get((loc, label))
-            if not x:
-                cells.append("-")
-            elif x["widget"]:
-                cells.append(f"{kb(x['page_bytes'])} + {kb(x['runtime_bytes'])}")
-            else:
-                cells.append(kb(x["total"]) + ("" if x["runtime_bytes"] == 0 else " (Pyodide!)"))
-        add(f"| {label}{' (calculator)' if name in WIDGET_PAGES else ''} | " + " | ".join(cells)
-            + " |")
-    add("")
-    calc_en = by.get(("en", "calculator"))
-    if calc_en:
-        add(f"Calculator (en): {kb(calc_en['page_bytes'])} before Python, "
-            f"{kb(calc_en['total'])} after ({', '.join(calc_en['runtime_files'])}).")
-        add("")
-
-    add("## 5. Build")
-    add("")
-    add(f"`mkdocs build --strict` of the five locales into an empty directory: "
-        f"**{build_s:.1f} s** with an empty snapshot cache (what a fresh machine does), "
-        f"{r['build']['cached']:.1f} s again with the cache the first build left.")
-    add("")
-
-    add("## 6. Lighthouse (mobile preset)")
-    add("")
-    runs = max((len(x.get("all_performance", [])) for x in r["lighthouse"]), default=0)
-    add(f"Each page {runs} times; the run with the median performance score is shown (the "
-        "other runs' performance scores in brackets). Lighthouse 12.2 cannot read some trace "
-        "events of this Chromium (\"frame_sequence\"): its LCP-element and render-blocking "
-        "diagnostics are missing, the scores and metrics are not affected.")
-    add("")
-    add("| locale | page | performance | accessibility | best practices | SEO | FCP | LCP | TBT | "
-        "failing audits |")
-    add("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for x in r["lighthouse"]:
-        if "scores" not in x:
-            add(f"| {x['locale']} | {x['page']} | error | | | | | | {x['error'][:80]} |")
-            continue
-        s, mt = x["scores"], x["metrics"]
-        perf = f"{s['performance']} ({', '.join(map(str, x.get('all_performance', [])))})"
-        add(f"| {x['locale']} | {x['page']} | {perf} | {s['accessibility']} | "
-            f"{s['best-practices']} | {s['seo']} | "
-            f"{(mt['first-contentful-paint'] or 0) / 1000:.1f} s | "
-            f"{(mt['largest-contentful-paint'] or 0) / 1000:.1f} s | "
-            f"{mt['total-blocking-time'] or 0:.0f} ms | {', '.join(x['failing']) or '-'} |")
-    add("")
-
-    ideas = BENCH / "ideas.md"
-    if ideas.is_file():
-        add(ideas.read_text(encoding="utf-8").rstrip())
-        add("")
-    out.write_text("\n".join(lines), encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:

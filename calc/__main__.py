@@ -13,6 +13,7 @@ from typing import Sequence
 from .engine import estimate, gpu_fit
 from .errors import CalcError
 from .fields import FIELDS, parse
+from .i18n import DEFAULT_LOCALE, LOCALES
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -23,7 +24,7 @@ def _parser() -> argparse.ArgumentParser:
         help_ = "pasted config.json text, a path to one, or - for stdin" if name == "config" else None
         p.add_argument(*flags, dest=name, metavar="VALUE", help=help_)
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--locale", default="en", choices=("en", "tr", "pt", "ru", "fa"),
+    p.add_argument("--locale", default=DEFAULT_LOCALE, choices=LOCALES,
                    help="language and number format of the readable breakdown")
     return p
 

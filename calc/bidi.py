@@ -1,7 +1,7 @@
 """Right-to-left pages: Latin runs kept whole and read in English.
 
 One place for the rule, used by the widgets (`calc.render`, at build time and in the worker)
-and by the build hook for the guide's prose (`build_tables.on_page_content`):
+and by the site build for the guide's prose (`site_build.prose.isolate_prose`):
 
 - `isolate_latin(html)`: each run of Latin text ("Llama 3.1 8B", "ZeRO-3/FSDP", "flash
   attention", "config.json") goes into `<span dir="ltr" lang="en">`, so the Unicode bidi

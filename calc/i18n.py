@@ -29,13 +29,26 @@ if TYPE_CHECKING:
     from .errors import Problem
 
 __all__ = [
-    "LOCALES", "DEFAULT_LOCALE", "t", "error_message", "locale_dir", "normalize_locale",
-    "catalog", "lookup", "plural_category", "PLURAL_CATEGORIES",
+    "LOCALES", "DEFAULT_LOCALE", "RTL_LOCALES", "SEARCH_LANGS", "t", "error_message",
+    "locale_dir", "normalize_locale", "catalog", "lookup", "plural_category",
+    "PLURAL_CATEGORIES",
 ]
 
 LOCALES: tuple[str, ...] = ("en", "tr", "pt", "ru", "fa")
 DEFAULT_LOCALE = "en"
 RTL_LOCALES = frozenset({"fa"})
+
+#: lunr languages of each locale's search index (the site's search; site_build/search.py). English
+#: is in every list, for the Latin words every page has (LoRA, GPU, model names): with two or
+#: more languages the search builds lunr.multiLanguage, whose trimmer keeps the word characters
+#: of all of them. lunr has no Persian: `fa` uses Arabic, with the Persian letters added.
+SEARCH_LANGS: dict[str, tuple[str, ...]] = {
+    "en": ("en",),
+    "tr": ("en", "tr"),
+    "pt": ("en", "pt"),
+    "ru": ("en", "ru"),
+    "fa": ("en", "ar"),
+}
 
 # CLDR plural categories each locale distinguishes for cardinal numbers.
 PLURAL_CATEGORIES: dict[str, tuple[str, ...]] = {

@@ -1,8 +1,9 @@
-"""build_tables.py's parts on their own: macros, escaping, errors, the translation check, the
-digit check, Latin isolation, the search index per locale."""
+"""The build's parts (site_build/) on their own: macros, escaping, errors, the translation
+check, the digit check, Latin isolation, the search index per locale."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 from decimal import Decimal
@@ -11,14 +12,15 @@ from pathlib import Path
 import pytest
 from mkdocs.exceptions import PluginError
 
-import build_tables as bt
 from calc import catalog, engine
 from calc.fields import parse
 from calc.fmt import fmt
+from site_build import pages, prose, search
+from site_build.macros import constants, render_markdown
 
 
 def render(text: str, locale: str = "en") -> str:
-    return bt.render_markdown(text, locale, "test.md")
+    return render_markdown(text, locale, "test.md")
 
 
 def test_fig_emits_raw_value_and_formatted_text():
@@ -65,6 +67,20 @@ def test_small_calculators():
     assert render("{{ C.OPTIMIZER_BYTES['adamw'] }} {{ C.FULL_BYTES_PER_PARAM }}") == "12 16"
 
 
+def test_constants_name_the_calculators_defaults():
+    """C.DEFAULT_<FIELD> is what the calculator starts from: the inputs calc.fields.parse makes
+    of an empty query, field by field (prose that names the defaults follows the calculator)."""
+    inputs = parse({})
+    defaults = {k: v for k, v in vars(constants()).items() if k.startswith("DEFAULT_")}
+    fields = [f.name for f in dataclasses.fields(inputs) if f.name != "arch"]
+    assert sorted(defaults) == sorted(f"DEFAULT_{name.upper()}" for name in fields)
+    for name in fields:
+        value = getattr(inputs, name)
+        assert defaults[f"DEFAULT_{name.upper()}"] == getattr(value, "value", value), name
+    assert render("{{ num(C.DEFAULT_RANK) }}") == render(f"{{{{ num({inputs.rank}) }}}}")
+    assert render("{{ est(rank=C.DEFAULT_RANK, seq=C.DEFAULT_SEQ) }}") == render("{{ est() }}")
+
+
 def test_t_reads_calcs_catalog_and_rejects_unknown_keys():
     assert render('{{ t("table.gpu") }}', "en")
     with pytest.raises(PluginError, match="no key"):
@@ -81,7 +97,7 @@ def test_t_reads_calcs_catalog_and_rejects_unknown_keys():
 ])
 def test_errors_fail_the_build_with_the_page_and_line(text, message):
     with pytest.raises(PluginError, match=message) as info:
-        bt.render_markdown("line one\n\n" + text, "en", "page.md", offset=2)
+        render_markdown("line one\n\n" + text, "en", "page.md", offset=2)
     assert "page.md" in str(info.value)
 
 
@@ -101,14 +117,14 @@ def test_widget_macro_gives_a_widget_root():
 def test_a_missing_translation_fails(tmp_path, repo_root):
     docs = tmp_path / "docs"
     shutil.copytree(repo_root / "docs", docs, ignore=shutil.ignore_patterns("assets"))
-    bt.check_translations(docs)  # complete
+    prose.check_translations(docs)  # complete
     (docs / "faq.ru.md").unlink()
     with pytest.raises(PluginError, match=r"faq\.ru\.md is missing"):
-        bt.check_translations(docs)
+        prose.check_translations(docs)
     (docs / "faq.ru.md").write_text("# x\n", encoding="utf-8")
     (docs / "extra.de.md").write_text("# x\n", encoding="utf-8")
     with pytest.raises(PluginError, match="extra.de.md"):
-        bt.check_translations(docs)
+        prose.check_translations(docs)
 
 
 # --- the digit check ------------------------------------------------------------------------
@@ -119,7 +135,7 @@ def test_a_missing_translation_fails(tmp_path, repo_root):
     "description: 12 GB", "an A100 80 GB card", "Apple silicon Mac 36 GB",
 ])
 def test_digit_check_rejects_typed_figures(text):
-    assert bt.digit_problems(text) == [(1, text)]
+    assert prose.digit_problems(text) == [(1, text)]
 
 
 @pytest.mark.parametrize("text", [
@@ -132,17 +148,17 @@ def test_digit_check_rejects_typed_figures(text):
     "{% if x > 1 %}a{% endif %}", "NVIDIA GeForce RTX 3060 and RTX PRO 6000 Blackwell",
 ])
 def test_digit_check_allows_names_code_and_markup(text):
-    assert bt.digit_problems(text) == []
+    assert prose.digit_problems(text) == []
 
 
 def test_digit_check_reports_the_line():
-    assert bt.digit_problems("ok\n\nnot 5 ok") == [(3, "not 5 ok")]
+    assert prose.digit_problems("ok\n\nnot 5 ok") == [(3, "not 5 ok")]
 
 
 def test_pages_pass_the_digit_check(repo_root):
     problems = []
     for path in sorted((repo_root / "docs").glob("*.md")):
-        problems += [f"{path.name}:{n}: {line}" for n, line in bt.digit_problems(
+        problems += [f"{path.name}:{n}: {line}" for n, line in prose.digit_problems(
             path.read_text(encoding="utf-8"))]
     assert not problems, "\n".join(problems)
 
@@ -162,14 +178,14 @@ def test_locale_search_index_keeps_the_locales_pages_relative_to_its_root():
              "docs": [{"location": loc, "title": loc, "text": ""}
                       for loc in ("", "#a", "faq/", "faq/#q", "tr/", "tr/faq/#q", "fa/faq/",
                                   "pt/", "ru/x/")]}
-    en = bt.locale_search_index(index, "en")
+    en = search.locale_search_index(index, "en")
     assert [d["location"] for d in en["docs"]] == ["", "#a", "faq/", "faq/#q"]
     assert en["config"]["lang"] == ["en"]
     assert en["config"]["separator"] == "[\\s\\-]+"
-    tr = bt.locale_search_index(index, "tr")
+    tr = search.locale_search_index(index, "tr")
     assert [d["location"] for d in tr["docs"]] == ["", "faq/#q"]
     assert tr["config"]["lang"] == ["en", "tr"]
-    fa = bt.locale_search_index(index, "fa")
+    fa = search.locale_search_index(index, "fa")
     assert [d["location"] for d in fa["docs"]] == ["faq/"]
     assert fa["config"]["lang"] == ["en", "ar"]
     assert index["docs"][4]["location"] == "tr/"  # the plugin's index is left as it was
@@ -182,7 +198,7 @@ def test_locale_search_index_keeps_the_locales_pages_relative_to_its_root():
 def test_point_search_at_locale_sets_material_base(base, locale, expected):
     page = ('<p>"base": "x"</p><script id="__config" type="application/json">'
             f'{{"annotate": null, "base": "{base}", "search": "a/b.js"}}</script>')
-    out = bt.point_search_at_locale(page, locale)
+    out = pages.point_search_at_locale(page, locale)
     assert out == page.replace(f'"base": "{base}"', f'"base": "{expected}"')
     with pytest.raises(PluginError):
-        bt.point_search_at_locale("<p>no config</p>", "tr")
+        pages.point_search_at_locale("<p>no config</p>", "tr")

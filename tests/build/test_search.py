@@ -14,7 +14,7 @@ from urllib.parse import urljoin
 
 import pytest
 
-from sitepaths import LOCALES, PAGES
+from sitepaths import DEFAULT_LOCALE, LOCALES, PAGES
 
 HERE = Path(__file__).resolve().parent
 PERSIAN_ONLY = "پچژکگیۀ"  # letters Arabic lacks: lunr's Arabic trimmer used to cut them off
@@ -25,7 +25,8 @@ WORD = {
     "pt": re.compile(r"[a-zà-ú]{7,}", re.I),
     "en": re.compile(r"[a-z]{7,}", re.I),
 }
-#: lunr languages of each locale's index (build_tables.SEARCH_LANGS).
+#: lunr languages each locale's index must have (calc.i18n.SEARCH_LANGS, written out here):
+#: English for the Latin terms every page has, plus the locale's own; Arabic for Persian.
 LANGS = {"en": ["en"], "tr": ["en", "tr"], "pt": ["en", "pt"], "ru": ["en", "ru"],
          "fa": ["en", "ar"]}
 #: Terms every locale's pages use.
@@ -34,7 +35,7 @@ ORIGIN = "http://site.test/"
 
 
 def root(locale: str) -> str:
-    return "" if locale == "en" else f"{locale}/"
+    return "" if locale == DEFAULT_LOCALE else f"{locale}/"
 
 
 def index_path(locale: str) -> str:
@@ -114,7 +115,7 @@ def test_pages_point_search_at_their_locale(built_site):
     for page in pages:
         rel = page.relative_to(built_site).as_posix()
         first = rel.split("/", 1)[0]
-        locale = first if first in LOCALES else "en"
+        locale = first if first in LOCALES else DEFAULT_LOCALE
         m = config.search(page.read_text(encoding="utf-8"))
         assert m, rel
         base = json.loads(m.group(1))["base"]

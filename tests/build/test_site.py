@@ -14,7 +14,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
 
-from sitepaths import LOCALES, PAGES, page_path
+from sitepaths import DEFAULT_LOCALE, LOCALES, PAGES, page_path
 
 
 def faq_ids(spec_dir: Path) -> list[str]:
@@ -47,8 +47,8 @@ def test_every_page_is_built_in_every_locale_and_translated(built_site, site_pag
     parsed = site_pages[path.relative_to(built_site)]
     assert parsed.html_attrs.get("lang") == locale
     assert parsed.article_text, f"{path}: empty article"
-    if locale != "en":
-        english = site_pages[page_path(built_site, "en", page).relative_to(built_site)]
+    if locale != DEFAULT_LOCALE:
+        english = site_pages[page_path(built_site, DEFAULT_LOCALE, page).relative_to(built_site)]
         assert parsed.article_text != english.article_text, f"{path} shows the English text"
         h1 = [h for h in parsed.headings if h[0] == "h1"]
         h1_en = [h for h in english.headings if h[0] == "h1"]
@@ -180,8 +180,8 @@ def test_no_sitemap_404_beside_any_alternate(built_site, site_pages, site_base_u
 
 def test_404_pages_per_locale(built_site, site_pages):
     root = site_pages[Path("404.html")]
-    assert root.html_attrs.get("lang") == "en"
-    for loc in LOCALES[1:]:
+    assert root.html_attrs.get("lang") == DEFAULT_LOCALE
+    for loc in (loc for loc in LOCALES if loc != DEFAULT_LOCALE):
         page = site_pages[Path(loc) / "404.html"]
         assert page.html_attrs.get("lang") == loc
         assert page.html_attrs.get("dir") == ("rtl" if loc == "fa" else "ltr")
@@ -190,17 +190,25 @@ def test_404_pages_per_locale(built_site, site_pages):
 # --- widgets' assets ------------------------------------------------------------------------
 
 
-def test_widget_script_only_on_pages_with_a_widget(built_site, site_pages, repo_root):
-    if not (repo_root / "docs" / "assets" / "calc" / "page.js").is_file():
-        pytest.skip("no widget script yet")
+def test_widget_script_only_on_pages_with_a_widget(built_site, site_pages):
+    """page.js (a module) and calc.css on the pages with a widget, and on no other page; the
+    same pages have widgets in every locale."""
+    with_widgets = {}
     for loc in LOCALES:
+        with_widgets[loc] = set()
         for page in PAGES:
             parsed = site_pages[page_path(built_site, loc, page).relative_to(built_site)]
             module = [s for s in parsed.scripts if s.get("src", "").endswith("assets/calc/page.js")]
+            css = [v for tag, attr, v in parsed.refs
+                   if tag == "link" and v.endswith("assets/calc/calc.css")]
             if parsed.widgets:
+                with_widgets[loc].add(page)
                 assert module and module[0].get("type") == "module", parsed.path
+                assert len(css) == 1, parsed.path
             else:
-                assert not module, parsed.path
+                assert not module and not css, parsed.path
+    assert with_widgets[DEFAULT_LOCALE], "no page has a widget"
+    assert all(pages == with_widgets[DEFAULT_LOCALE] for pages in with_widgets.values())
 
 
 # --- Pyodide and the wheel ------------------------------------------------------------------

@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from sitepaths import DEFAULT_LOCALE, LOCALES
+from sitepaths import PAGES as NAV_PAGES
+
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 PAGES = sorted(DOCS.glob("*.md"))
 
@@ -38,7 +41,11 @@ def typed_figures(text: str) -> list[str]:
 
 
 def test_pages_exist():
-    assert len(PAGES) >= 45
+    """Every page of mkdocs.yml's nav in every locale: `<page>.md` (the default locale) and
+    `<page>.<locale>.md`, and nothing else."""
+    expected = {f"{page}.md" if loc == DEFAULT_LOCALE else f"{page}.{loc}.md"
+                for page in NAV_PAGES for loc in LOCALES}
+    assert sorted(p.name for p in PAGES) == sorted(expected)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)

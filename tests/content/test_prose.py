@@ -12,9 +12,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-LOCALES = ("en", "tr", "pt", "ru", "fa")
-PAGES = ("index", "calculator", "how-it-works", "rule-of-thumb", "lora-qlora",
-         "full-fine-tuning", "choosing-a-gpu", "faq", "accuracy")
+from sitepaths import DEFAULT_LOCALE, LOCALES, PAGES, page_path
+
 #: Fewest words of prose a page must have (the calculator page is mostly its widget).
 MIN_WORDS = {"calculator": 250, "accuracy": 250}
 MIN_WORDS_DEFAULT = 400
@@ -65,10 +64,8 @@ class Prose(HTMLParser):
 
 
 def prose(built_site, locale: str, page: str) -> str:
-    base = built_site if locale == "en" else built_site / locale
-    path = base / "index.html" if page == "index" else base / page / "index.html"
     p = Prose()
-    p.feed(path.read_text(encoding="utf-8"))
+    p.feed(page_path(built_site, locale, page).read_text(encoding="utf-8"))
     return p.text
 
 
@@ -89,15 +86,19 @@ def test_substantial_prose_in_the_pages_language(built_site, locale, page):
     text = prose(built_site, locale, page)
     words = re.findall(r"\w+", text)
     assert len(words) >= MIN_WORDS.get(page, MIN_WORDS_DEFAULT), (locale, page, len(words))
-    if locale in SCRIPT:
+    if locale != DEFAULT_LOCALE:
         native = [w for w in words if SCRIPT[locale].search(w)]
         assert len(native) >= len(words) // (3 if locale in ("ru", "fa") else 12), (locale, page)
 
 
-@pytest.mark.parametrize("locale", [loc for loc in LOCALES if loc != "en"])
+@pytest.mark.parametrize("locale", [loc for loc in LOCALES if loc != DEFAULT_LOCALE])
 @pytest.mark.parametrize("page", PAGES)
 def test_no_english_sentence_on_a_localized_page(built_site, locale, page):
     assert english_sentences(prose(built_site, locale, page)) == []
+
+
+def test_every_other_locale_has_its_letters():
+    assert sorted(SCRIPT) == sorted(loc for loc in LOCALES if loc != DEFAULT_LOCALE)
 
 
 def test_the_english_detector_itself():

@@ -1,0 +1,31 @@
+"""What the benchmark measures and the targets it checks (issue #6), shared by bench.py (the
+measurements) and report.py (BENCHMARKS.md)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench"
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from calc.i18n import LOCALES  # noqa: E402  (the site's locales)
+
+__all__ = ["ROOT", "BENCH", "LOCALES", "PAGES", "WIDGET_PAGES", "LIGHTHOUSE_PAGES",
+           "LH_CATEGORIES", "T_READY_RATIO", "T_P95_MS", "T_GUIDE_BYTES", "T_BUILD_S", "T_LH"]
+
+PAGES = ("", "how-it-works", "rule-of-thumb", "full-fine-tuning", "lora-qlora",
+         "choosing-a-gpu", "calculator", "faq", "accuracy")
+WIDGET_PAGES = {"calculator": "calculator", "lora-qlora": "adapter",
+                "full-fine-tuning": "quick", "choosing-a-gpu": "cost"}
+LIGHTHOUSE_PAGES = ("", "calculator", "faq")
+LH_CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
+
+# Targets of issue #6.
+T_READY_RATIO = 1.10
+T_P95_MS = 16.0
+T_GUIDE_BYTES = 300 * 1024
+T_BUILD_S = 30.0
+T_LH = {"performance": 95, "accessibility": 100, "best-practices": 100, "seo": 100}

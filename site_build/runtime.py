@@ -1,0 +1,160 @@
+"""What the calculators run on, shipped once per `mkdocs build` (after the default language's
+build): Pyodide's runtime files copied from node_modules/pyodide into `assets/pyodide/`, a real
+wheel of `calc` built from pyproject.toml into `assets/calc/` (named in
+`assets/calc/manifest.json`), and a memory snapshot of Pyodide with calc imported and warmed up
+(`make_snapshot.mjs` under Node; `assets/calc/snapshot.bin`, named in the manifest), which the
+worker restores instead of booting Python. The snapshot is kept in `.cache/snapshot/` (or
+$CALC_SNAPSHOT_CACHE), keyed by the runtime files, the wheel and the script, so unchanged inputs
+are not snapshotted again."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from .common import DEFAULT_LOCALE, ROOT, fail, site_locale
+
+#: Runtime files of the pinned Pyodide that the site serves itself (plus every *.map file).
+PYODIDE_FILES = (
+    "pyodide.mjs",
+    "pyodide.asm.mjs",
+    "pyodide.asm.wasm",
+    "python_stdlib.zip",
+    "pyodide-lock.json",
+    "package.json",
+)
+#: The memory snapshot the worker restores (assets/calc/SNAPSHOT_NAME, named in the manifest).
+SNAPSHOT_NAME = "snapshot.bin"
+SNAPSHOT_SCRIPT = ROOT / "make_snapshot.mjs"
+
+
+# Once per full build (the default language is built first, then static-i18n builds the
+# others into the same directory without cleaning it): ship Pyodide, the wheel, the snapshot.
+def ship_runtime(config) -> None:
+    if site_locale(config) != DEFAULT_LOCALE:
+        return
+    site_dir = Path(config.site_dir)
+    copy_pyodide(ROOT / "node_modules" / "pyodide", site_dir / "assets" / "pyodide")
+    wheel = build_wheel(ROOT, site_dir / "assets" / "calc")
+    build_snapshot(site_dir / "assets" / "pyodide", wheel, site_dir / "assets" / "calc")
+
+
+# Pyodide's runtime files into `dest` (unchanged ones are not copied again).
+def copy_pyodide(src: Path, dest: Path) -> list[str]:
+    missing = [name for name in PYODIDE_FILES if not (src / name).is_file()]
+    if missing:
+        raise fail(f"Pyodide's runtime is missing from {src} ({', '.join(missing)}). "
+                   "Run `make site` (or `npm ci`) first: the calculators need it.")
+    dest.mkdir(parents=True, exist_ok=True)
+    names = list(PYODIDE_FILES) + sorted(p.name for p in src.glob("*.map"))
+    for name in names:
+        s, d = src / name, dest / name
+        if (d.is_file() and d.stat().st_size == s.stat().st_size
+                and d.stat().st_mtime >= s.stat().st_mtime):
+            continue
+        shutil.copy2(s, d)
+    return names
+
+
+# SHA-256 of what the wheel is built from: pyproject.toml and calc/.
+def _sources_digest(root: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted([root / "pyproject.toml", *(root / "calc").rglob("*")]):
+        if p.is_file() and "__pycache__" not in p.parts:
+            h.update(str(p.relative_to(root)).encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def build_wheel(root: Path, dest: Path) -> Path:
+    """A real `py3-none-any` wheel of calc from pyproject.toml (setuptools, no network), built
+    in a scratch copy of the sources so no build/ or egg-info/ lands in the checkout. The
+    timestamps are fixed (SOURCE_DATE_EPOCH), so the same sources give the same bytes."""
+    dest.mkdir(parents=True, exist_ok=True)
+    digest = _sources_digest(root)
+    manifest_path = dest / "manifest.json"
+    if manifest_path.is_file():
+        try:
+            old = json.loads(manifest_path.read_text(encoding="utf-8"))
+            if old.get("sources") == digest and (dest / old["wheel"]).is_file():
+                return dest / old["wheel"]
+        except (ValueError, KeyError, TypeError):
+            pass
+    with tempfile.TemporaryDirectory(prefix="calc-wheel-") as tmp:
+        work = Path(tmp) / "src"
+        work.mkdir()
+        shutil.copy2(root / "pyproject.toml", work / "pyproject.toml")
+        shutil.copytree(root / "calc", work / "calc",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        out = Path(tmp) / "dist"
+        env = dict(os.environ, SOURCE_DATE_EPOCH="315532800", PIP_NO_INPUT="1")
+        cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+               "--no-index", "--quiet", "--wheel-dir", str(out), str(work)]
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise fail(f"building the calc wheel failed ({' '.join(cmd)}):\n"
+                       f"{proc.stdout}\n{proc.stderr}")
+        wheels = sorted(out.glob("*.whl"))
+        if len(wheels) != 1:
+            raise fail(f"expected one wheel, found {wheels}")
+        for old_wheel in dest.glob("*.whl"):
+            old_wheel.unlink()
+        wheel = dest / wheels[0].name
+        shutil.copy2(wheels[0], wheel)
+    data = wheel.read_bytes()
+    manifest = {
+        "wheel": wheel.name,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "size": len(data),
+        "sources": digest,
+    }
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return wheel
+
+
+# The snapshot's cache key: SHA-256 over the script, the runtime files and the wheel.
+def _snapshot_key(pyodide_dir: Path, wheel: Path) -> str:
+    h = hashlib.sha256()
+    for p in (SNAPSHOT_SCRIPT, pyodide_dir / "pyodide.asm.wasm", pyodide_dir / "pyodide.asm.mjs",
+              pyodide_dir / "pyodide.mjs", pyodide_dir / "python_stdlib.zip", wheel):
+        h.update(p.name.encode())
+        h.update(hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def build_snapshot(pyodide_dir: Path, wheel: Path, dest: Path) -> Path:
+    """Pyodide's memory with calc imported and warmed up, made by Node (`make_snapshot.mjs`),
+    cached by the hash of its inputs; named in dest/manifest.json (`snapshot`, its size and
+    SHA-256)."""
+    cache = Path(os.environ.get("CALC_SNAPSHOT_CACHE") or ROOT / ".cache" / "snapshot")
+    key = _snapshot_key(pyodide_dir, wheel)
+    cached = cache / f"{key}.bin"
+    if not cached.is_file():
+        node = shutil.which("node")
+        if node is None:
+            raise fail("Node.js is needed to make the Pyodide snapshot")
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp = cache / f"{key}.tmp"
+        proc = subprocess.run([node, str(SNAPSHOT_SCRIPT), str(pyodide_dir), str(wheel), str(tmp)],
+                              capture_output=True, text=True)
+        if proc.returncode != 0 or not tmp.is_file():
+            tmp.unlink(missing_ok=True)
+            raise fail(f"making the Pyodide snapshot failed:\n{proc.stdout}\n{proc.stderr}")
+        for old in cache.glob("*.bin"):
+            old.unlink()  # one snapshot is kept: the current one
+        tmp.replace(cached)
+    target = dest / SNAPSHOT_NAME
+    shutil.copyfile(cached, target)
+    data = target.read_bytes()
+    manifest_path = dest / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest.update({"snapshot": SNAPSHOT_NAME, "snapshot_size": len(data),
+                     "snapshot_sha256": hashlib.sha256(data).hexdigest()})
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return target
