@@ -2,7 +2,8 @@
 # package registries reachable:
 #
 #   make serve   install what is missing, build the site, serve it on http://127.0.0.1:8000
-#   make test    install what is missing (Chromium too), run every test: pytest tests
+#   make test    install what is missing (Chromium, nginx too), run every test: pytest tests,
+#                then the calculator's browser tests against nginx (hosting/nginx.conf)
 #   make site    static build into site/ (any static host; .wasm must be application/wasm)
 #
 # Re-runs are cheap: the venv and node_modules carry their own stamp files and are only
@@ -33,7 +34,7 @@ SITE_STAMP := site/sitemap.xml
 SITE_SOURCES := mkdocs.yml build_tables.py pyproject.toml \
 	$(shell find docs overrides calc site_build -type f -not -path '*/__pycache__/*' 2>/dev/null)
 
-.PHONY: site serve test deps system chromium clean distclean FORCE
+.PHONY: site serve test deps system chromium nginx clean distclean FORCE
 
 # --- system packages (only when missing) ------------------------------------------------------
 
@@ -51,6 +52,14 @@ chromium:
 	@if [ ! -x /usr/bin/chromium ]; then \
 	  echo "Installing Chromium for the browser tests"; \
 	  apt-get update && apt-get install -y chromium; \
+	fi
+
+# nginx with the Brotli static module: the tests serve the build with hosting/nginx.conf.
+nginx:
+	@if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ] \
+	    || [ ! -e /usr/share/nginx/modules/ngx_http_brotli_static_module.so ]; then \
+	  echo "Installing nginx for the hosting tests"; \
+	  apt-get update && apt-get install -y --no-install-recommends nginx libnginx-mod-http-brotli-static; \
 	fi
 
 # --- Python and Node dependencies -------------------------------------------------------------
@@ -87,8 +96,11 @@ FORCE:
 
 # --- tests ------------------------------------------------------------------------------------
 
-test: deps chromium
+# Every test, then the calculator's browser tests again with the site served by nginx and the
+# shipped hosting/nginx.conf (tests/host checks its headers in the first pass).
+test: deps chromium nginx
 	$(PY) -m pytest tests
+	CALC_HOST=nginx $(PY) -m pytest tests/browser/test_widgets.py -q -p no:cacheprovider
 
 # --- hostile input: fuzzing the engine; known vulnerabilities in the dependencies -------------
 # `make fuzz`: the fuzz targets of tests/unit/test_fuzz.py with FUZZ_EXAMPLES examples each

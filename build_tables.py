@@ -11,6 +11,8 @@ It only wires mkdocs' events to the build's concerns, one module each under `sit
   the 404 page per locale.
 - `search`: one search index per locale, Persian words in lunr.
 - `runtime`: Pyodide, the calc wheel and the memory snapshot the calculators run on.
+- `hosting`: what a real host needs beside the pages (policies for nginx and `_headers`,
+  precompressed Brotli and gzip files).
 
 The locale being built is `config.theme["language"]` (static-i18n sets it per build); the
 site's locales are `calc.i18n.LOCALES`.
@@ -22,7 +24,7 @@ from pathlib import Path
 
 from mkdocs.plugins import CombinedEvent, event_priority
 
-from site_build import macros, pages, prose, runtime, search
+from site_build import hosting, macros, pages, prose, runtime, search
 from site_build.common import site_locale
 from site_build.pages import not_found_heading  # noqa: F401 - tests/browser import it from here
 
@@ -98,4 +100,12 @@ def _split_search_index(config):
     search.split_search_index(config)
 
 
-on_post_build = CombinedEvent(_ship, _split_search_index)
+# After the whole site (the outermost language build ends last): what a real host needs beside
+# the pages (each page's policy for nginx and `_headers`, precompressed files).
+@event_priority(-300)
+def _host_files(config):
+    if search.site_finished():
+        hosting.finish_site(Path(config.site_dir))
+
+
+on_post_build = CombinedEvent(_ship, _split_search_index, _host_files)

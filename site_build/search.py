@@ -85,6 +85,11 @@ def split_search_index(config) -> Path:
     return write_locale_search_index(Path(config.site_dir), locale)
 
 
+# Whether the language build that just ended was the outermost one: the whole site is built.
+def site_finished() -> bool:
+    return not _building
+
+
 # --- Persian words -------------------------------------------------------------------------
 
 #: lunr has no Persian; `ar` in the search languages brings the Arabic letters, but not the

@@ -9,7 +9,8 @@
   calc wheel), run once per test session into a temporary directory. `SITE_DIR=<dir>` reuses
   an existing build instead (a complete one, built for SITE_URL).
 - `site_url`: that build served over HTTP by serve.py (correct MIME types for .wasm and .mjs,
-  404 pages per locale) at `site_base_url`, for the session. Use it, not a server of your
+  404 pages per locale) at `site_base_url`, for the session; with CALC_HOST=nginx by nginx
+  with the shipped hosting/nginx.conf instead (tests/host/nginx_host.py). Use it, not a server of your
   own: the pages' hreflang links and sitemaps name this address.
 """
 
@@ -82,8 +83,20 @@ def built_site(tmp_path_factory: pytest.TempPathFactory, site_base_url: str) -> 
 
 
 @pytest.fixture(scope="session")
-def site_url(built_site: Path, site_base_url: str):
+def site_url(built_site: Path, site_base_url: str, tmp_path_factory: pytest.TempPathFactory):
     from urllib.parse import urlsplit
+
+    parts = urlsplit(site_base_url)
+    if os.environ.get("CALC_HOST") == "nginx":
+        # The shipped nginx configuration instead of serve.py (make test's second pass).
+        sys.path.insert(0, str(ROOT / "tests" / "host"))
+        try:
+            from nginx_host import Nginx
+        finally:
+            sys.path.remove(str(ROOT / "tests" / "host"))
+        with Nginx(built_site, parts.hostname, parts.port, tmp_path_factory.mktemp("nginx")):
+            yield site_base_url
+        return
 
     sys.path.insert(0, str(ROOT))
     try:
@@ -92,7 +105,6 @@ def site_url(built_site: Path, site_base_url: str):
         sys.path.remove(str(ROOT))
     import threading
 
-    parts = urlsplit(site_base_url)
     server = make_server(built_site, parts.hostname, parts.port, quiet=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield site_base_url
