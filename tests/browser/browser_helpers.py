@@ -8,10 +8,13 @@ from decimal import Decimal
 
 from calc import catalog, engine
 from calc.engine import estimate, gpu_fit
-from calc.fields import parse, parse_adapter, parse_cost, parse_quick
+from calc.fields import parse
 from calc.fmt import fmt
 from calc.render import EXAMPLE_HOURS
 from calc.types import GpuKind
+from calc.widgets.adapter import parse as parse_adapter
+from calc.widgets.cost import parse as parse_cost
+from calc.widgets.quick import parse as parse_quick
 
 LOCALES = ("en", "tr", "pt", "ru", "fa")
 PAGES = {"calculator": "calculator", "adapter": "lora-qlora", "quick": "full-fine-tuning",

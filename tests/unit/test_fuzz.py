@@ -26,11 +26,14 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from calc import CalcError, catalog, engine
 from calc.engine import estimate, gpu_fit
-from calc.fields import FIELDS, parse, parse_adapter, parse_cost, parse_quick
+from calc.fields import FIELDS, parse
 from calc.hfconfig import ALIASES, parse_config
 from calc.i18n import error_message
 from calc.render import WIDGETS, results, results_json, widget
 from calc.types import Architecture, Mode
+from calc.widgets.adapter import parse as parse_adapter
+from calc.widgets.cost import parse as parse_cost
+from calc.widgets.quick import parse as parse_quick
 
 EXAMPLES = int(os.environ.get("CALC_FUZZ_EXAMPLES", "60"))
 CALL_LIMIT = float(os.environ.get("CALC_FUZZ_CALL_LIMIT", "1.0"))

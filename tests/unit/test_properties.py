@@ -6,7 +6,10 @@ import math
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from calc import CalcError, estimate, gpu_fit, parse
-from calc.fields import FIELDS, parse_adapter, parse_cost, parse_quick
+from calc.fields import FIELDS
+from calc.widgets.adapter import parse as parse_adapter
+from calc.widgets.cost import parse as parse_cost
+from calc.widgets.quick import parse as parse_quick
 
 junk = st.one_of(
     st.text(max_size=80),
