@@ -13,6 +13,7 @@ from typing import Sequence
 from .engine import estimate, gpu_fit
 from .errors import CalcError
 from .fields import FIELDS, parse
+from .i18n import DEFAULT_LOCALE, LOCALES
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -23,7 +24,7 @@ def _parser() -> argparse.ArgumentParser:
         help_ = "pasted config.json text, a path to one, or - for stdin" if name == "config" else None
         p.add_argument(*flags, dest=name, metavar="VALUE", help=help_)
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--locale", default="en", choices=("en", "tr", "pt", "ru", "fa"),
+    p.add_argument("--locale", default=DEFAULT_LOCALE, choices=LOCALES,
                    help="language and number format of the readable breakdown")
     return p
 
@@ -45,7 +46,7 @@ def _width(text: str) -> int:
     return sum(1 for ch in text if ch not in "\u200e\u200f\u2066\u2067\u2068\u2069")
 
 
-def breakdown(est, locale: str = "en") -> str:
+def breakdown(est, locale: str = DEFAULT_LOCALE) -> str:
     """A readable breakdown in the reader's language: the inputs, each component, the total,
     and for every catalog GPU whether one card holds the run or how many do with ZeRO-3."""
     from .catalog import gpu_label, model
