@@ -5,13 +5,12 @@ Each case fetches the pinned wheels if they are missing (`tests/pyodide/fetch_wh
 `node tests/pyodide/run.mjs`, and passes only if pytest inside Pyodide exited 0, reported some
 passed tests and no failure or error, ran every tests/unit file but the ones run.mjs excludes
 (with their reason), and imported calc from where the case says: the repository (`source`) or
-the wheel the site ships (`wheel`, built like build_tables.py builds it). On failure the whole
+the wheel the site ships (`wheel`, built by the site build's own `build_wheel`). On failure the whole
 Pyodide output is shown.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
@@ -101,26 +100,11 @@ def wheels() -> Path:
     return WHEELS
 
 
-def build_calc_wheel(dest: Path) -> Path | None:
-    """The calc wheel exactly as the site ships it: build_tables.build_wheel when the hook has
-    it, else the same `pip wheel` of a scratch copy of pyproject.toml + calc/. None without a
-    pyproject.toml."""
-    if not (ROOT / "pyproject.toml").is_file():
-        return None
-    spec = importlib.util.spec_from_file_location("_build_tables", ROOT / "build_tables.py")
-    try:
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module.build_wheel(ROOT, dest)
-    except (FileNotFoundError, ImportError, AttributeError):
-        pass
-    work = dest / "src"
-    shutil.copytree(ROOT / "calc", work / "calc", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy2(ROOT / "pyproject.toml", work / "pyproject.toml")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "--no-index", "--quiet", "--wheel-dir", str(dest), str(work)], check=True)
-    (wheel,) = dest.glob("*.whl")
-    return wheel
+def build_calc_wheel(dest: Path) -> Path:
+    """The calc wheel exactly as the site ships it: the site build's own `build_wheel`."""
+    from build_tables import build_wheel
+
+    return build_wheel(ROOT, dest)
 
 
 class Run:
@@ -151,19 +135,16 @@ def pyodide_runs(request, node, wheels, tmp_path_factory):
                 if getattr(item, "originalname", None) == "test_unit_suite_passes_in_pyodide"}
     tmp = tmp_path_factory.mktemp("pyodide")
     cmd = [node, str(RUNNER), "--wheels", str(wheels)]
-    runs: dict[str, Run | str] = {}
+    runs: dict[str, Run] = {}
     if "source" in selected:
         runs["source"] = Run(cmd, tmp / "source.log", "/repo/calc/__init__.py")
-    if "wheel" in selected:
+    if "wheel" in selected:  # calc from site-packages inside Pyodide
         wheel = build_calc_wheel(tmp / "wheel")
-        if wheel is None:
-            runs["wheel"] = "no pyproject.toml yet: calc has no wheel to test"
-        else:  # calc from site-packages inside Pyodide
-            runs["wheel"] = Run(cmd + ["--wheel", str(wheel)], tmp / "wheel.log",
-                                "/lib/python3.", wheel)
+        runs["wheel"] = Run(cmd + ["--wheel", str(wheel)], tmp / "wheel.log", "/lib/python3.",
+                            wheel)
     yield runs
     for run in runs.values():
-        if isinstance(run, Run) and run.proc.poll() is None:
+        if run.proc.poll() is None:
             run.proc.kill()
             run.proc.wait()
 
@@ -171,8 +152,6 @@ def pyodide_runs(request, node, wheels, tmp_path_factory):
 @pytest.mark.parametrize("mode", ["source", "wheel"])
 def test_unit_suite_passes_in_pyodide(mode, pyodide_runs):
     run = pyodide_runs[mode]
-    if isinstance(run, str):
-        pytest.skip(run)
     code, output = run.result()
     if code is None:
         pytest.fail(f"run.mjs did not finish in {TIMEOUT} s:\n{output}", pytrace=False)
