@@ -52,12 +52,12 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
 sys.path.insert(0, str(ROOT))
 
+from calc.i18n import LOCALES  # noqa: E402
 from serve import make_server  # noqa: E402
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]
-LOCALES = ("en", "tr", "pt", "ru", "fa")
 PAGES = ("", "how-it-works", "rule-of-thumb", "full-fine-tuning", "lora-qlora",
          "choosing-a-gpu", "calculator", "faq", "accuracy")
 WIDGET_PAGES = {"calculator": "calculator", "lora-qlora": "adapter",
