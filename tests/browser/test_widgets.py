@@ -309,6 +309,24 @@ def test_bad_values_in_a_link(open_page, locale):
     watch.check()
 
 
+def test_yes_no_words_of_a_link_are_read_as_calc_reads_them(open_page):
+    """A hand-edited link with "off" and "yes" in its yes/no fields and an invalid field: the
+    page has no result's form to copy, so it sets the checkboxes from the words calc reads as
+    yes (told by the worker), and the figures, once the field is fixed, are calc's."""
+    link = {"seq": "abc", "ckpt": "off", "flash": "yes", "mode": "detailed"}
+    page, watch = open_page("en", "calculator", urlencode(link))
+    wait_ready(page, "calculator")
+    r = root(page, "calculator")
+    assert r.locator("[data-calc-results]").get_attribute("data-stale") == "true"
+    assert not r.locator('[name="ckpt"]').is_checked()
+    assert r.locator('[name="flash"]').is_checked()
+    r.locator('[name="seq"]').fill("2048")
+    wait_idle(page, "calculator")
+    fixed = {**link, "seq": "2048"}
+    assert_figures(figures(page, "calculator"), expected_calculator(fixed, "en"))
+    watch.check()
+
+
 # --- the small widgets -------------------------------------------------------------------------
 
 SMALL_CASES = {
