@@ -28,16 +28,14 @@ const pyodide = await loadPyodide({
 });
 const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
 pyodide.unpackArchive(new Uint8Array(readFileSync(wheelPath)), "wheel", { extractDir: sitePackages });
-// Import everything the widgets use and run each widget once in every locale: the catalogs,
-// message catalogs and render caches are then in the snapshot.
+// Import everything the widgets use and run each widget once in every locale
+// (calc.render.prime: calc's own lists of widgets and locales): the catalogs, message catalogs
+// and render caches are then in the snapshot.
 pyodide.runPython(`
-import importlib, gc, json
+import importlib, gc
 importlib.invalidate_caches()
 import calc.render
-for locale in ("en", "tr", "pt", "ru", "fa"):
-    for name in ("calculator", "adapter", "quick", "cost"):
-        json.loads(calc.render.results_json(name, "{}", locale))
-del locale, name
+calc.render.prime()
 gc.collect()
 `);
 const snapshot = pyodide.makeMemorySnapshot();

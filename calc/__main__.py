@@ -46,7 +46,7 @@ def _width(text: str) -> int:
     return sum(1 for ch in text if ch not in "\u200e\u200f\u2066\u2067\u2068\u2069")
 
 
-def breakdown(est, locale: str = "en") -> str:
+def breakdown(est, locale: str = DEFAULT_LOCALE) -> str:
     """A readable breakdown in the reader's language: the inputs, each component, the total,
     and for every catalog GPU whether one card holds the run or how many do with ZeRO-3."""
     from .catalog import gpu_label, model

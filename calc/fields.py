@@ -3,6 +3,10 @@
 `parse` turns a mapping of raw values (strings from a URL or a form, or typed values) into
 `Inputs`, collecting a `Problem` for every invalid field so that a form can mark each one.
 Nothing but `CalcError` leaves this module.
+
+`parse` and `to_query` are the detailed calculator's; the small widgets' parsers live in their
+own modules (`calc.widgets.adapter`, `quick`, `cost`) and use the readers and the `Collector`
+here, so that every widget reads numbers, yes/no and choices the same way.
 """
 
 from __future__ import annotations
@@ -10,10 +14,9 @@ from __future__ import annotations
 import re
 from dataclasses import fields as dc_fields, replace
 from decimal import Context, Decimal, InvalidOperation
-from fractions import Fraction
 from typing import Callable, Iterable, Mapping, Sequence, TypeVar, Union
 
-from .engine import ADAPTER_DTYPE_BYTES, Inputs, max_rank
+from .engine import Inputs, max_rank
 from .errors import CalcError, Problem
 from .types import Architecture, Method, Mode, Optimizer, Targets, Unit
 
@@ -58,6 +61,9 @@ _WIDE = Context(prec=200)
 #: beyond them Decimal() refuses the text there, so it is refused here too, and a link gives
 #: the same answer at build time and in the browser ("1e-999999999": not a number, in both).
 _MAX_ADJUSTED, _MIN_EXPONENT = 425_000_000, -849_999_999
+#: What a yes/no field accepts (lower case); a form sends "true" or "false".
+TRUE_WORDS = ("true", "1", "yes", "on")
+FALSE_WORDS = ("false", "0", "no", "off")
 _SUFFIX = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
 _FA_DIGITS = str.maketrans("۰۱۲۳۴۵۶۷۸۹٠١٢٣٤٥٦٧٨٩", "01234567890123456789")
 _GROUP_DOT = re.compile(r"^[+-]?\d{1,3}(\.\d{3})+$")
@@ -76,7 +82,8 @@ def first(value: Raw | Sequence[Raw]) -> Raw:
     return value  # type: ignore[return-value]
 
 
-def _text(value: Raw, max_len: int = MAX_LEN) -> str:
+def read_text(value: Raw, max_len: int = MAX_LEN) -> str:
+    """A value as stripped text, neither empty nor longer than `max_len`."""
     if value is None:
         raise _Bad("required")
     s = str(value).strip()
@@ -97,7 +104,7 @@ def read_decimal(value: Raw, locale: str = "en") -> Decimal:
     elif isinstance(value, float):
         d = Decimal(repr(value)) if value == value and abs(value) != float("inf") else Decimal("NaN")
     else:
-        s = _text(value).translate(_FA_DIGITS)
+        s = read_text(value).translate(_FA_DIGITS)
         s = s.replace("٫", ".").replace("٬", "").replace("\u00a0", "").replace("\u202f", "")
         s = s.replace(" ", "").replace("_", "").replace("−", "-")
         if "," in s and "." in s:  # the last separator is the decimal one
@@ -150,7 +157,7 @@ def read_int(value: Raw, name: str, locale: str = "en") -> int:
 
 def read_count(value: str, locale: str = "en") -> Decimal:
     """A parameter count: `8e9`, `8B`, `0.5B`, `350M`, `8030261248`."""
-    s = _text(value)
+    s = read_text(value)
     mult = _SUFFIX.get(s[-1].lower()) if s[-1].isalpha() and s.lower() not in ("nan", "inf") else None
     d = read_decimal(s[:-1] if mult else s, locale)
     if d > 10**15:  # before multiplying: "9e999999B" would overflow the decimal context
@@ -166,16 +173,16 @@ def read_count(value: str, locale: str = "en") -> Decimal:
 def read_bool(value: Raw) -> bool:
     if isinstance(value, bool):
         return value
-    s = _text(value).lower()
-    if s in ("true", "1", "yes", "on"):
+    s = read_text(value).lower()
+    if s in TRUE_WORDS:
         return True
-    if s in ("false", "0", "no", "off"):
+    if s in FALSE_WORDS:
         return False
     raise _Bad("bad_bool", value=s)
 
 
 def read_choice(value: Raw, enum: type[E]) -> E:
-    s = _text(value).lower() if not isinstance(value, enum) else value
+    s = read_text(value).lower() if not isinstance(value, enum) else value
     if isinstance(s, enum):
         return s
     for member in enum:  # type: ignore[attr-defined]
@@ -193,8 +200,8 @@ def read_positive_decimal(value: Raw, locale: str = "en", hi: int = 10**9) -> De
     return d
 
 
-class _Collector:
-    """Runs readers field by field and keeps every problem."""
+class Collector:
+    """Runs readers field by field and keeps every problem (the widgets' parsers use it too)."""
 
     def __init__(self, query: Query):
         self.query = query
@@ -223,17 +230,17 @@ class _Collector:
             raise CalcError(self.problems)
 
 
-def _arch(c: _Collector, locale: str) -> tuple[str, Architecture | None]:
+def _arch(c: Collector, locale: str) -> tuple[str, Architecture | None]:
     from . import catalog
 
-    model = c.read("model", lambda v: _text(v).lower(), DEFAULT_MODEL) or DEFAULT_MODEL
+    model = c.read("model", lambda v: read_text(v).lower(), DEFAULT_MODEL) or DEFAULT_MODEL
     base: Architecture | None = None
     given = {n: c.read(n, lambda v, n=n: read_bool(v) if n == "tied" else read_int(v, n, locale))
              for n in ARCH_FIELDS if c.has(n)}
     if c.has("config"):
         from .hfconfig import parse_config
 
-        cfg = c.read("config", lambda v: parse_config(_text(v, MAX_CONFIG_LEN)))
+        cfg = c.read("config", lambda v: parse_config(read_text(v, MAX_CONFIG_LEN)))
         if cfg is None:
             return CUSTOM, None
         base, model = cfg, CUSTOM
@@ -273,7 +280,7 @@ def _arch(c: _Collector, locale: str) -> tuple[str, Architecture | None]:
 def parse(query: Query, locale: str = "en", *, strict: bool = False) -> Inputs:
     """Raw fields -> Inputs. Unknown keys are ignored (a URL may carry tracking keys) unless
     `strict`. Raises CalcError listing every invalid field."""
-    c = _Collector(query)
+    c = Collector(query)
     if strict:
         for key in query:
             if key not in FIELDS:
@@ -328,58 +335,20 @@ def to_query(inputs: Inputs) -> dict[str, str]:
     return q
 
 
-# --- the small widgets ----------------------------------------------------------------------
-
-
-def parse_adapter(query: Query, locale: str = "en") -> tuple[int, int, int, str]:
-    """d_in, d_out, rank, dtype of the adapter-size widget (defaults: 4096 x 4096, r = 16, BF16)."""
-    c = _Collector(query)
-    d_in = c.read("d_in", lambda v: read_int(v, "d_in", locale), 4096)
-    d_out = c.read("d_out", lambda v: read_int(v, "d_out", locale), 4096)
-    rank = c.read("rank", lambda v: read_int(v, "rank", locale), 16)
-    dtype = c.read("dtype", lambda v: _choice_of(v, tuple(ADAPTER_DTYPE_BYTES)), "bf16")
-    if d_in and d_out and rank and rank > min(d_in, d_out):
-        c.add("rank", "rank_too_large", max=min(d_in, d_out))
-    c.done()
-    return d_in, d_out, rank, dtype  # type: ignore[return-value]
-
-
-def parse_quick(query: Query, locale: str = "en") -> tuple[Decimal, Decimal, Decimal]:
-    """N (billions), B (bytes per parameter), A (GB of activations) of the quick calculator."""
-    c = _Collector(query)
-    n = c.read("n", lambda v: read_positive_decimal(v, locale, 100_000), Decimal(7))
-    bpp = c.read("bpp", lambda v: read_positive_decimal(v, locale, 1_000), Decimal(16))
-    act = c.read("act", lambda v: read_decimal_max(v, locale, 1_000_000), Decimal(0))
-    c.done()
-    return n, bpp, act  # type: ignore[return-value]
-
-
-def parse_cost(query: Query, locale: str = "en") -> tuple[Decimal, Decimal, str | None]:
-    """hours, hourly price and the catalog GPU whose example price was taken (if any)."""
-    from . import catalog
-
-    c = _Collector(query)
-    gpu_id = c.read("gpu", lambda v: catalog.gpu(_text(v).lower()).id, None)
-    price_default = None
-    if gpu_id:
-        price_default = catalog.gpu(gpu_id).price_per_hour
-    hours = c.read("hours", lambda v: read_positive_decimal(v, locale, 1_000_000), Decimal(20))
-    price = c.read("price", lambda v: read_decimal_max(v, locale, 100_000), price_default)
-    if price is None and not c.problems:
-        c.add("price", "required")
-    c.done()
-    return hours, price, gpu_id  # type: ignore[return-value]
+# --- readers the widgets share (calc.widgets.*) ------------------------------------------------
 
 
 def read_decimal_max(value: Raw, locale: str, hi: int) -> Decimal:
+    """A finite number from 0 to `hi`."""
     d = read_decimal(value, locale)
     if d > hi:
         raise _Bad("too_large", max=hi)
     return d
 
 
-def _choice_of(value: Raw, choices: Iterable[str]) -> str:
-    s = _text(value).lower()
+def read_one_of(value: Raw, choices: Iterable[str]) -> str:
+    """One of `choices` (case-insensitive), as written there."""
+    s = read_text(value).lower()
     if s not in choices:
         raise _Bad("unknown_choice", value=s)
     return s

@@ -14,13 +14,13 @@ from __future__ import annotations
 from decimal import Decimal
 from fractions import Fraction
 from html import escape
-from typing import Iterable
+from typing import Iterable, Mapping, Sequence
 
 from .bidi import isolate_latin, isolate_text
 from .i18n import locale_dir
 
-__all__ = ["e", "raw", "figure", "td_figure", "table_open", "scroll_table", "local_digits",
-           "bidi", "bidi_text"]
+__all__ = ["e", "raw", "figure", "td_figure", "table_open", "scroll_table", "table", "row",
+           "local_digits", "bidi", "bidi_text"]
 
 
 def e(text: object) -> str:
@@ -79,7 +79,25 @@ def scroll_table(wid: str, key: str, caption: str, head: Iterable[str], rows: It
     return f"{table_open(wid, key, caption, tuple(head), cls)}{''.join(rows)}</tbody>{foot}</table></div>"
 
 
-_PLAIN_NUMBER_CHARS = frozenset("0123456789.")
+def table(tid: str, caption: str, head: Sequence[str], rows: Iterable[str],
+          col_cls: Mapping[int, str] | None = None) -> str:
+    """A plain table with an id (the theme styles it as it styles a Markdown table): its
+    caption, a header row of `head` (column i with the class `col_cls[i]`), the `rows` (`row`)."""
+    classes = col_cls or {}
+    ths = "".join(f'<th scope="col"{_cls(classes.get(i))}>{e(h)}</th>' for i, h in enumerate(head))
+    return (f'<table id="{tid}"><caption>{e(caption)}</caption><thead><tr>{ths}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table>')
+
+
+def row(head: str, cells: Iterable[str]) -> str:
+    """A body row: its header cell, then its cells (markup: escaped by the caller)."""
+    return f'<tr><th scope="row">{head}</th>' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+
+
+def _cls(name: str | None) -> str:
+    return f' class="{e(name)}"' if name else ""
+
+
 _FA_DIGITS = str.maketrans("0123456789.", "۰۱۲۳۴۵۶۷۸۹٫")
 
 

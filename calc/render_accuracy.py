@@ -6,8 +6,9 @@ against measurement, both modes), the table of published runs and the table of o
 ground-truth runs, then the ground truth component by component against the detailed mode.
 
 - Every figure is formatted by `calc.fmt.fmt` in the page's locale and wrapped as
-  `<span class="calc-fig" data-calc="..." data-bytes|data-value="...">`.
-- Every text comes from the message catalogs (`accuracy.*` keys) and is escaped.
+  `<span class="calc-fig" data-calc="..." data-bytes|data-value="...">` (`calc.html.figure`).
+- Every text comes from the message catalogs (`accuracy.*` keys) and is escaped; the tables
+  are `calc.html.table`, the markup kit of every figure and table of calc.
 - The tables carry no class, so the theme styles them like any Markdown table; the plot has
   `role="img"` and a text alternative listing every point. No inline `style` anywhere (the
   Content-Security-Policy refuses style attributes): the markers carry presentation attributes
@@ -22,8 +23,6 @@ from __future__ import annotations
 
 from decimal import Decimal
 from fractions import Fraction
-from html import escape
-from typing import Iterable
 
 from . import accuracy, catalog, html
 from .accuracy import MODES, Run
@@ -40,8 +39,7 @@ _LIST_SEP = {"fa": "؛ "}
 _COMMA = {"fa": "، "}
 
 
-def _e(text: object) -> str:
-    return escape(str(text), quote=True)
+_e = html.e
 
 
 def _dec(x: Fraction) -> Decimal:
@@ -134,20 +132,14 @@ def _estimate_cells(run: Run, loc: str) -> list[str]:
     return cells
 
 
-def _row(cells: Iterable[str], head: str) -> str:
-    return f'<tr><th scope="row">{head}</th>' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
-
-
 def _table(caption: str, header: list[str], rows: list[str], tid: str,
            wide: int | None = None) -> str:
     """`wide`: index of a column given room for its text (the settings)."""
-    ths = "".join(f'<th scope="col"{_WIDE if i == wide else ""}>{_e(h)}</th>'
-                  for i, h in enumerate(header))
-    return (f'<table id="{tid}"><caption>{_e(caption)}</caption><thead><tr>{ths}</tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table>')
+    return html.table(tid, caption, header, rows, {} if wide is None else {wide: _WIDE})
 
 
-_WIDE = ' class="calc-acc-wide"'
+#: The class of the column that gets room for its text (site.css).
+_WIDE = "calc-acc-wide"
 
 
 def _header(loc: str, first: str) -> list[str]:
@@ -172,7 +164,7 @@ def _published_table(runs: tuple[Run, ...], loc: str) -> str:
                           for r in _reasons(run))
         cells = [_config(run, _e(run.gpu), loc) + reasons, _measured(run, loc),
                  *_estimate_cells(run, loc)]
-        rows.append(_row(cells, link))
+        rows.append(html.row(link, cells))
     return _table(t("accuracy.caption.published", loc), _header(loc, "accuracy.col.source"),
                   rows, "accuracy-published", wide=1)
 
@@ -182,7 +174,7 @@ def _truth_table(runs: tuple[Run, ...], loc: str) -> str:
     for i, run in enumerate(runs, 1):
         cells = [_config(run, _e(t("accuracy.gpu.cpu", loc)), loc), _measured(run, loc),
                  *_estimate_cells(run, loc)]
-        rows.append(_row(cells, _count("run", i, loc)))
+        rows.append(html.row(_count("run", i, loc), cells))
     return _table(t("accuracy.caption.truth", loc), _header(loc, "accuracy.col.run"), rows,
                   "accuracy-truth", wide=1)
 
@@ -198,7 +190,7 @@ def _components_table(runs: tuple[Run, ...], loc: str) -> str:
         for g, (measured, detailed) in accuracy.component_errors(run).items():
             cells.append(_gib(f"measured.{g}", measured, loc))
             cells.append(_gib(f"detailed.{g}", detailed, loc))
-        rows.append(_row(cells, _count("run", i, loc)))
+        rows.append(html.row(_count("run", i, loc), cells))
     return _table(t("accuracy.caption.components", loc), header, rows, "accuracy-components")
 
 

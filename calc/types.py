@@ -46,10 +46,6 @@ class Unit(str, Enum):
     GB = "GB"
     MIB = "MiB"
 
-    @property
-    def size(self) -> int:
-        return {Unit.GIB: 2**30, Unit.GB: 10**9, Unit.MIB: 2**20}[self]
-
 
 class Mode(str, Enum):
     PLANNING = "planning"  # exactly the spec's formula

@@ -3,19 +3,62 @@ what they must be by running calc in CPython (never numbers copied from the page
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from decimal import Decimal
+from pathlib import Path
+
+import yaml
 
 from calc import catalog, engine
 from calc.engine import estimate, gpu_fit
-from calc.fields import parse, parse_adapter, parse_cost, parse_quick
+from calc.fields import parse
+from calc.widgets.adapter import parse as parse_adapter
+from calc.widgets.cost import parse as parse_cost
+from calc.widgets.quick import parse as parse_quick
 from calc.fmt import fmt
-from calc.render import EXAMPLE_HOURS
+from calc.i18n import LOCALES  # noqa: F401 - the tests import it from here
+from calc.render import EXAMPLE_HOURS, WIDGETS
 from calc.types import GpuKind
 
-LOCALES = ("en", "tr", "pt", "ru", "fa")
-PAGES = {"calculator": "calculator", "adapter": "lora-qlora", "quick": "full-fine-tuning",
-         "cost": "choosing-a-gpu"}
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def nav_pages(root: Path = ROOT) -> tuple[str, ...]:
+    """The pages of mkdocs.yml's nav, in its order, as page paths: "" for the home page,
+    "calculator" for calculator.md."""
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)  # !ENV and friends
+    config = yaml.load((root / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
+
+    def files(items):
+        for item in items:
+            value = next(iter(item.values())) if isinstance(item, dict) else item
+            if isinstance(value, list):
+                yield from files(value)
+            elif isinstance(value, str) and value.endswith(".md"):
+                yield value
+
+    return tuple("" if f == "index.md" else f.removesuffix(".md").removesuffix("/index")
+                 for f in files(config["nav"]))
+
+
+def widget_pages(root: Path = ROOT) -> dict[str, str]:
+    """{widget: the nav page whose (English) source places it with the widget() macro}."""
+    out: dict[str, str] = {}
+    for page in nav_pages(root):
+        source = (root / "docs" / f"{page or 'index'}.md").read_text(encoding="utf-8")
+        for name in re.findall(r"""\{\{\s*widget\(\s*["']([\w-]+)["']""", source):
+            out.setdefault(name, page)
+    return out
+
+
+#: Every page of the nav; the page of each widget.
+NAV_PAGES = nav_pages()
+PAGES = widget_pages()
+assert set(PAGES) == set(WIDGETS), f"widgets without a page: {set(WIDGETS) - set(PAGES)}"
 BOOT_TIMEOUT_MS = 60_000  # generous for a loaded 2-core CI runner; the page itself gives up at 20 s
 
 

@@ -26,13 +26,12 @@ from pathlib import Path
 
 import pytest
 
-from browser_helpers import (BOOT_TIMEOUT_MS, LOCALES, assert_figures, expected_calculator,
-                             figures, root, wait_idle, wait_ready)
+from browser_helpers import (BOOT_TIMEOUT_MS, LOCALES, NAV_PAGES, assert_figures,
+                             expected_calculator, figures, root, wait_idle, wait_ready)
 
 ROOT = Path(__file__).resolve().parents[2]
 AXE_JS = ROOT / "node_modules" / "axe-core" / "axe.min.js"
-PAGES = ("", "calculator", "how-it-works", "rule-of-thumb", "lora-qlora", "full-fine-tuning",
-         "choosing-a-gpu", "faq", "accuracy", "no-such-page")
+PAGES = (*NAV_PAGES, "no-such-page")  # mkdocs.yml's nav, and the 404 page
 SERIOUS = ("serious", "critical")
 
 RUN_AXE = """async (rules) => {

@@ -25,10 +25,9 @@ from urllib.parse import urljoin
 
 import pytest
 
-from browser_helpers import BOOT_TIMEOUT_MS, LOCALES
+from browser_helpers import BOOT_TIMEOUT_MS, LOCALES, NAV_PAGES
 
-PAGES = ("", "calculator", "how-it-works", "rule-of-thumb", "lora-qlora", "full-fine-tuning",
-         "choosing-a-gpu", "faq", "accuracy")
+PAGES = NAV_PAGES  # mkdocs.yml's nav
 KEYWORDS = {"'self'", "'none'", "'wasm-unsafe-eval'"}
 JS_TYPES = {"", "module", "text/javascript", "application/javascript"}
 

@@ -15,8 +15,9 @@ import pytest
 from browser_helpers import (EXPECTED, LOCALES, PAGES, Watch, assert_figures,
                              expected_calculator, figures, root, set_form, wait_idle, wait_ready)
 from calc import CalcError, parse, to_query
+from calc.html import bidi_text
 from calc.i18n import t
-from calc.render import DEFAULT_QUERY, _bidi_text
+from calc.render import DEFAULT_QUERY, REGISTRY
 
 CONFIG_JSON = json.dumps({
     "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 3072,
@@ -41,11 +42,11 @@ CALCULATOR_CASES = [
 
 def engine_errors(query, locale):
     """The engine's messages as the page shows them (on RTL pages with Latin runs isolated,
-    calc.render._bidi_text)."""
+    calc.html.bidi_text)."""
     try:
         parse(query, locale)
     except CalcError as err:
-        return {k: _bidi_text(v, locale) for k, v in err.messages(locale).items()}
+        return {k: bidi_text(v, locale) for k, v in err.messages(locale).items()}
     raise AssertionError(f"{query} is valid")
 
 
@@ -308,6 +309,24 @@ def test_bad_values_in_a_link(open_page, locale):
     watch.check()
 
 
+def test_yes_no_words_of_a_link_are_read_as_calc_reads_them(open_page):
+    """A hand-edited link with "off" and "yes" in its yes/no fields and an invalid field: the
+    page has no result's form to copy, so it sets the checkboxes from the words calc reads as
+    yes (told by the worker), and the figures, once the field is fixed, are calc's."""
+    link = {"seq": "abc", "ckpt": "off", "flash": "yes", "mode": "detailed"}
+    page, watch = open_page("en", "calculator", urlencode(link))
+    wait_ready(page, "calculator")
+    r = root(page, "calculator")
+    assert r.locator("[data-calc-results]").get_attribute("data-stale") == "true"
+    assert not r.locator('[name="ckpt"]').is_checked()
+    assert r.locator('[name="flash"]').is_checked()
+    r.locator('[name="seq"]').fill("2048")
+    wait_idle(page, "calculator")
+    fixed = {**link, "seq": "2048"}
+    assert_figures(figures(page, "calculator"), expected_calculator(fixed, "en"))
+    watch.check()
+
+
 # --- the small widgets -------------------------------------------------------------------------
 
 SMALL_CASES = {
@@ -324,7 +343,8 @@ SMALL_CASES = {
 
 # Each small widget in English, in Persian (RTL, Persian digits) and in one of the other
 # locales, so that every locale's pages boot at least twice; CALC_BROWSER_FULL=1 runs all
-# fifteen. (Every widget in every locale is compared with calc in tests/unit/test_render.py.)
+# fifteen. (Every widget in every locale is compared with calc in
+# tests/unit/test_widget_figures.py.)
 SMALL_MATRIX = ([(n, loc) for n in ("adapter", "quick", "cost") for loc in LOCALES]
                 if os.environ.get("CALC_BROWSER_FULL") else
                 [("adapter", "en"), ("adapter", "fa"), ("adapter", "tr"),
@@ -347,11 +367,10 @@ def test_small_widget(open_page, name, locale):
     field = next(iter(bad))
     r = root(page, name)
     assert r.locator(f'[name="{field}"]').get_attribute("aria-invalid") == "true"
-    from browser_helpers import parse_adapter, parse_cost, parse_quick
-    parser = {"adapter": parse_adapter, "quick": parse_quick, "cost": parse_cost}[name]
+    parser = REGISTRY[name].parse  # the widget's own parser
     with pytest.raises(CalcError) as err:
         parser({**DEFAULT_QUERY[name], **bad}, locale)
     assert r.locator(f'[data-calc-error-for="{field}"]').text_content() == \
-        _bidi_text(err.value.messages(locale)[field], locale)
+        bidi_text(err.value.messages(locale)[field], locale)
     assert r.locator("[data-calc-results]").get_attribute("data-stale") == "true"
     watch.check()

@@ -18,13 +18,12 @@ import pytest
 
 from calc import accuracy, engine
 from calc.fields import FIELDS, parse
-from calc.i18n import catalog
+from calc.i18n import LOCALES, catalog
 from calc.render_accuracy import TARGET, accuracy_table
 from calc.types import Mode
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "calc" / "data"
-LOCALES = ("en", "tr", "pt", "ru", "fa")
 MEAS = json.loads((DATA / "measurements.json").read_text(encoding="utf-8"))
 TRUTH = json.loads((DATA / "ground_truth.json").read_text(encoding="utf-8"))
 CONFIG_FIELDS = ("method", "seq", "batch", "ckpt", "optimizer")

@@ -10,10 +10,9 @@ import pytest
 from calc import estimate, parse
 from calc.chart import HEIGHT, MIN_SEGMENT, WIDTH, stacked_bar, swatch
 from calc.fmt import fmt
-from calc.i18n import t
+from calc.i18n import LOCALES, t
 
 SVG = "{http://www.w3.org/2000/svg}"
-LOCALES = ("en", "tr", "pt", "ru", "fa")
 
 
 def parts_of(query=None):

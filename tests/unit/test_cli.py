@@ -53,3 +53,13 @@ def test_config_from_stdin():
     out = run("--config", "-", "--json", stdin=cfg)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["model"] == "custom"
+
+
+def test_locales_are_calcs_own():
+    """--locale offers exactly calc's locales (calc.i18n.LOCALES) and refuses any other."""
+    from calc.__main__ import _parser
+    from calc.i18n import LOCALES
+
+    (action,) = [a for a in _parser()._actions if a.dest == "locale"]
+    assert tuple(action.choices) == LOCALES
+    assert run("--locale", "xx").returncode == 2

@@ -6,7 +6,9 @@ from decimal import Decimal
 import pytest
 
 from calc import CalcError, Method, Optimizer, Targets, estimate, parse, to_query
-from calc.fields import parse_adapter, parse_cost, parse_quick
+from calc.widgets.adapter import parse as parse_adapter
+from calc.widgets.cost import parse as parse_cost
+from calc.widgets.quick import parse as parse_quick
 
 
 def problems(query, **kw):

@@ -26,18 +26,20 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from calc import CalcError, catalog, engine
 from calc.engine import estimate, gpu_fit
-from calc.fields import FIELDS, parse, parse_adapter, parse_cost, parse_quick
+from calc.fields import FIELDS, parse
 from calc.hfconfig import ALIASES, parse_config
-from calc.i18n import error_message
+from calc.i18n import LOCALES, error_message
 from calc.render import WIDGETS, results, results_json, widget
 from calc.types import Architecture, Mode
+from calc.widgets.adapter import parse as parse_adapter
+from calc.widgets.cost import parse as parse_cost
+from calc.widgets.quick import parse as parse_quick
 
 EXAMPLES = int(os.environ.get("CALC_FUZZ_EXAMPLES", "60"))
 CALL_LIMIT = float(os.environ.get("CALC_FUZZ_CALL_LIMIT", "1.0"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, print_blob=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.filter_too_much])
-LOCALES = ("en", "tr", "pt", "ru", "fa")
 
 
 #: The slowest call of each function (seconds), printed at the end (`make fuzz` shows it).

@@ -314,6 +314,7 @@ def test_locale_dir_and_normalize():
     assert locale_dir("fa") == "rtl"
     assert locale_dir("fa_IR") == "rtl"
     assert [locale_dir(loc) for loc in ("en", "tr", "pt", "ru", "xx")] == ["ltr"] * 5
+    assert [loc for loc in LOCALES if locale_dir(loc) == "rtl"] == ["fa"]
     assert normalize_locale("RU") == "ru"
     assert normalize_locale("es") == "en"
     assert normalize_locale(None) == "en"

@@ -6,7 +6,11 @@ import math
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from calc import CalcError, estimate, gpu_fit, parse
-from calc.fields import FIELDS, parse_adapter, parse_cost, parse_quick
+from calc.fields import FIELDS
+from calc.i18n import LOCALES
+from calc.widgets.adapter import parse as parse_adapter
+from calc.widgets.cost import parse as parse_cost
+from calc.widgets.quick import parse as parse_quick
 
 junk = st.one_of(
     st.text(max_size=80),
@@ -18,7 +22,7 @@ junk = st.one_of(
 queries = st.dictionaries(st.sampled_from(FIELDS + ("n", "bpp", "act", "hours", "price", "gpu",
                                                     "d_in", "d_out", "dtype", "zzz")), junk,
                           max_size=8)
-locales = st.sampled_from(["en", "tr", "pt", "ru", "fa"])
+locales = st.sampled_from(LOCALES)
 
 
 def check(est):

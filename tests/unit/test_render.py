@@ -1,6 +1,8 @@
-"""calc.render: the widgets' HTML at build time and in the worker.
+"""calc.render: the entry points (registry, widget(), results(), results_json(), warm-up,
+prime()) and what every widget shares: its markup in every locale, its form, escaping, the
+memoized pieces. Each widget's figures against the engine: test_widget_figures.py.
 
-Expected figures are computed here by running the engine (calc.engine / calc.fields) directly,
+Expected values are computed here by running the engine (calc.engine / calc.fields) directly,
 never copied from the rendered output; texts by calc.fmt / calc.i18n for the same locale.
 """
 
@@ -9,24 +11,19 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from decimal import Decimal
-from html.parser import HTMLParser
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from calc import catalog, engine
-from calc.engine import QUICK_PRESETS, estimate, gpu_fit
-from calc.errors import CalcError, Problem
-from calc.fields import FIELDS, parse, to_query
+from calc.engine import QUICK_PRESETS, estimate
+from calc.fields import FIELDS, parse
 from calc.fmt import fmt
-from calc.i18n import error_message, locale_dir, t
-from calc.render import DEFAULT_QUERY, EXAMPLE_HOURS, FORM_FIELDS, WIDGETS, results, \
-    results_json, widget
+from calc.i18n import LOCALES, locale_dir, t
+from calc.render import DEFAULT_QUERY, FORM_FIELDS, WIDGETS, results, results_json, widget
 from calc.types import GpuKind
+from widget_dom import Node, by_id, dom, figures
 
-LOCALES = ("en", "tr", "pt", "ru", "fa")
-VOID = {"input", "br", "img", "meta", "link", "hr", "col", "source", "wbr", "area", "base"}
 HOSTILE = [
     "<script>alert(1)</script>",
     '"><img src=x onerror=alert(1)>',
@@ -35,83 +32,6 @@ HOSTILE = [
     "&lt;b&gt;&amp;",
     "javascript:alert(1)",
 ]
-
-
-# --- a tiny DOM -----------------------------------------------------------------------------
-
-
-class Node:
-    def __init__(self, tag, attrs, parent=None):
-        self.tag, self.attrs, self.parent = tag, dict(attrs), parent
-        self.children: list = []
-
-    def get(self, name, default=None):
-        return self.attrs.get(name, default)
-
-    def iter(self):
-        yield self
-        for c in self.children:
-            if isinstance(c, Node):
-                yield from c.iter()
-
-    def find_all(self, pred):
-        return [n for n in self.iter() if pred(n)]
-
-    def find(self, pred):
-        found = self.find_all(pred)
-        return found[0] if found else None
-
-    def text(self):
-        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
-
-
-class TreeBuilder(HTMLParser):
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.root = Node("#root", {})
-        self.stack = [self.root]
-
-    def handle_starttag(self, tag, attrs):
-        node = Node(tag, attrs, self.stack[-1])
-        self.stack[-1].children.append(node)
-        if tag not in VOID:
-            self.stack.append(node)
-
-    def handle_startendtag(self, tag, attrs):
-        self.stack[-1].children.append(Node(tag, attrs, self.stack[-1]))
-
-    def handle_endtag(self, tag):
-        assert self.stack[-1].tag == tag, f"</{tag}> closes <{self.stack[-1].tag}>"
-        self.stack.pop()
-
-    def handle_data(self, data):
-        self.stack[-1].children.append(data)
-
-
-def dom(text: str) -> Node:
-    b = TreeBuilder()
-    b.feed(text)
-    b.close()
-    assert b.stack == [b.root], "unclosed elements: " + ", ".join(n.tag for n in b.stack[1:])
-    return b.root
-
-
-def figures(html: str) -> dict[str, tuple[str, str, str]]:
-    """data-calc name -> (kind, raw, visible text); each name appears once."""
-    out = {}
-    for n in dom(html).find_all(lambda n: "data-calc" in n.attrs):
-        name = n.get("data-calc")
-        assert name not in out, f"data-calc={name} twice"
-        if "data-bytes" in n.attrs:
-            out[name] = ("bytes", n.get("data-bytes"), n.text())
-        else:
-            assert "data-value" in n.attrs, name
-            out[name] = ("value", n.get("data-value"), n.text())
-    return out
-
-
-def by_id(root: Node, ident: str) -> Node | None:
-    return root.find(lambda n: n.get("id") == ident)
 
 
 # --- every widget, every locale ----------------------------------------------------------------
@@ -253,250 +173,6 @@ def test_first_paint_is_the_default_result(name, locale):
     assert res["html"] in widget(name, locale)
 
 
-# --- figures against the engine ---------------------------------------------------------------
-
-CONFIG_JSON = json.dumps({
-    "model_type": "llama", "hidden_size": 2048, "intermediate_size": 8192,
-    "num_hidden_layers": 16, "num_attention_heads": 32, "num_key_value_heads": 8,
-    "head_dim": 64, "vocab_size": 128256, "tie_word_embeddings": True,
-})
-CALCULATOR_CASES = [
-    {},
-    {"method": "full"},
-    {"method": "qlora", "rank": "64"},
-    {"method": "lora", "ckpt": "false", "seq": "4096", "batch": "2"},
-    {"model": "llama-2-7b", "targets": "qv"},
-    {"model": "llama-3.1-8b", "targets": "attention", "unit": "GB"},
-    {"model": "qwen2.5-0.5b", "method": "full", "optimizer": "adamw-8bit"},
-    {"model": "llama-3.1-70b", "method": "full"},
-    {"config": CONFIG_JSON, "method": "qlora"},
-    {"model": "custom", "layers": "24", "hidden": "2048", "ffn": "5632", "heads": "16",
-     "vocab": "32000"},
-    {"model": "llama-3.1-8b", "kv_heads": "32", "params": "8B"},
-]
-
-
-def expected_calculator(query, locale):
-    inputs = parse(query, locale)
-    est = estimate(inputs)
-    unit = inputs.unit.value
-    exp = {name: ("bytes", str(v), fmt(v, unit, locale)) for name, v in est.components}
-    exp["total"] = ("bytes", str(est.total), fmt(est.total, unit, locale))
-    exp["trainable_params"] = ("value", str(est.trainable_params),
-                               fmt(est.trainable_params, "params", locale))
-    exp["params"] = ("value", str(inputs.arch.params), fmt(inputs.arch.params, "params", locale))
-    for f in gpu_fit(est):
-        g = f.gpu
-        exp[f"fits.{g.id}"] = ("value", "true" if f.fits else "false", None)
-        exp[f"memory.{g.id}"] = ("bytes", str(g.memory_bytes), fmt(g.memory_bytes, unit, locale))
-        exp[f"usable.{g.id}"] = ("bytes", str(f.usable), fmt(f.usable, unit, locale))
-        if g.kind is GpuKind.DISCRETE:
-            exp[f"cards.{g.id}"] = ("value", str(f.cards) if f.cards else "none",
-                                    fmt(f.cards, "number", locale) if f.cards else None)
-            if g.price_per_hour is None:
-                exp[f"price.{g.id}"] = ("value", "none", None)
-                exp[f"cost.{g.id}"] = ("value", "none", None)
-            else:
-                exp[f"price.{g.id}"] = ("value", str(g.price_per_hour),
-                                        fmt(g.price_per_hour, "USD", locale))
-                if f.cards:
-                    c = engine.cost(EXAMPLE_HOURS, g.price_per_hour * f.cards)
-                    exp[f"cost.{g.id}"] = ("value", str(c), fmt(c, "USD", locale))
-                else:
-                    exp[f"cost.{g.id}"] = ("value", "none", None)
-    one = [f for f in gpu_fit(est) if f.fits and f.gpu.kind is GpuKind.DISCRETE]
-    smallest = min(one, key=lambda f: f.gpu.memory_bytes).gpu.id if one else "none"
-    exp["smallest_gpu"] = ("value", smallest, None)
-    return est, exp
-
-
-@pytest.mark.parametrize("locale", LOCALES)
-@pytest.mark.parametrize("query", CALCULATOR_CASES, ids=lambda q: ",".join(q) or "default")
-def test_calculator_figures_match_the_engine(query, locale):
-    res = results("calculator", query, locale)
-    assert res["ok"], res["errors"]
-    got = figures(res["html"])
-    est, exp = expected_calculator(query, locale)
-    share = got.pop("trainable_share")
-    assert float(share[1]) == pytest.approx(est.trainable_params / est.inputs.arch.params)
-    assert set(got) == set(exp)
-    for name, (kind, raw, text) in exp.items():
-        assert got[name][:2] == (kind, raw), name
-        if text is not None:
-            assert got[name][2] == text, name
-    assert res["query"] == to_query(parse(query, locale))
-
-
-def test_figures_by_hand_for_a_gqa_and_a_non_gqa_model():
-    """The default LoRA setting, totals from the formulas of engine.md written out here."""
-    for model in ("llama-3.1-8b", "llama-2-7b"):
-        a = catalog.model(model).arch
-        kv = a.kv_heads * a.head_dim
-        per_layer = 16 * ((a.hidden + a.heads * a.head_dim) * 2 + (a.hidden + kv) * 2
-                          + (a.hidden + a.ffn) * 3)
-        trainable = a.layers * per_layer
-        total = a.params * 2 + trainable * (2 + 12) + a.layers * 2048 * a.hidden * 2 + 2**30
-        got = figures(results("calculator", {"model": model}, "en")["html"])
-        assert got["trainable_params"][1] == str(trainable)
-        assert got["total"][1] == str(total)
-
-
-def test_fa_figures_use_persian_digits():
-    got = figures(results("calculator", {}, "fa")["html"])
-    assert re.search("[۰-۹]", got["total"][2]) and not re.search("[0-9]", got["total"][2])
-
-
-ADAPTER_CASES = [{}, {"rank": "64"}, {"d_in": "4096", "d_out": "1024", "rank": "8", "dtype": "fp32"}]
-
-
-@pytest.mark.parametrize("locale", LOCALES)
-@pytest.mark.parametrize("query", ADAPTER_CASES, ids=str)
-def test_adapter_figures(query, locale):
-    res = results("adapter", query, locale)
-    d_in, d_out = int(query.get("d_in", 4096)), int(query.get("d_out", 4096))
-    rank, dtype = int(query.get("rank", 16)), query.get("dtype", "bf16")
-    params = engine.lora_layer_params(d_in, d_out, rank)
-    size = engine.adapter_bytes(d_in, d_out, rank, dtype)
-    got = figures(res["html"])
-    assert got["adapter_params"] == ("value", str(params), fmt(params, "params", locale))
-    assert got["adapter_bytes"] == ("bytes", str(size), fmt(size, "MiB", locale, 2))
-    if not query:  # engine.md: 131,072 parameters, 262,144 bytes = 0.25 MiB
-        assert (params, size) == (131_072, 262_144)
-
-
-QUICK_CASES = [({}, 112 * 10**9), ({"act": "20"}, 132 * 10**9), ({"n": "0.5", "bpp": "12"}, None),
-               ({"bpp": "custom", "bpp_custom": "10", "n": "3"}, 30 * 10**9),
-               ({"unit": "GiB", "n": "7", "bpp": "8", "act": "1.5"}, None)]
-
-
-@pytest.mark.parametrize("locale", LOCALES)
-@pytest.mark.parametrize("query, spec", QUICK_CASES, ids=lambda x: str(x))
-def test_quick_figures(query, spec, locale):
-    res = results("quick", query, locale)
-    assert res["ok"], res["errors"]
-    n = Decimal(query.get("n", "7"))
-    bpp = Decimal(query["bpp_custom"] if query.get("bpp") == "custom" else query.get("bpp", "16"))
-    act = Decimal(query.get("act", "0"))
-    unit = query.get("unit", "GB")
-    total = engine.quick_full(n, bpp, act)
-    if spec is not None:
-        assert total == spec
-    got = figures(res["html"])
-    assert got["quick_total"] == ("bytes", str(total), fmt(total, unit, locale))
-    states = engine.quick_full(n, bpp, 0)
-    assert got["quick_states"] == ("bytes", str(states), fmt(states, unit, locale))
-    assert res["query"]["bpp"] == format(bpp.normalize(), "f")
-    fitting = [g for g in catalog.gpus() if g.kind is GpuKind.DISCRETE and total <= engine.usable_bytes(g)]
-    smallest = min(fitting, key=lambda g: g.memory_bytes).id if fitting else "none"
-    assert got["smallest_gpu"][1] == smallest
-
-
-def test_quick_custom_value_round_trips_through_the_form():
-    res = results("quick", {"bpp": "custom", "bpp_custom": "10"}, "en")
-    assert res["query"]["bpp"] == "10"
-    assert res["form"]["bpp"] == "custom" and res["form"]["bpp_custom"] == "10"
-    again = results("quick", res["query"], "en")  # the URL form: bpp=10
-    assert again["form"] == res["form"] and again["html"] == res["html"]
-
-
-COST_CASES = [({"gpu": "a40"}, Decimal("14.80")), ({"gpu": "l4", "hours": "20"}, None),
-              ({"gpu": "h100-80", "hours": "3.5"}, None), ({"gpu": "", "hours": "10", "price": "2,5"}, None)]
-
-
-@pytest.mark.parametrize("locale", LOCALES)
-@pytest.mark.parametrize("query, spec", COST_CASES, ids=lambda x: str(x))
-def test_cost_figures(query, spec, locale):
-    res = results("cost", query, locale)
-    assert res["ok"], res["errors"]
-    hours = Decimal(query.get("hours", "20"))
-    price = (Decimal(query["price"].replace(",", ".")) if query.get("price")
-             else catalog.gpu(query["gpu"]).price_per_hour)
-    total = engine.cost(hours, price)
-    if spec is not None:
-        assert total == spec  # engine.md: 20 h x 0.74 = 14.80
-    got = figures(res["html"])
-    assert got["cost"] == ("value", str(total), fmt(total, "USD", locale))
-    assert got["hours"][1] == str(hours.normalize()) or Decimal(got["hours"][1]) == hours
-    assert Decimal(got["price"][1]) == price
-
-
-# --- invalid input ------------------------------------------------------------------------------
-
-
-def engine_messages(query, locale, parser=parse):
-    """The engine's messages as the widgets show them: on RTL pages with Latin runs between
-    isolate marks (render._bidi_text)."""
-    from calc.render import _bidi_text
-
-    with pytest.raises(CalcError) as err:
-        parser(query, locale)
-    return {k: _bidi_text(v, locale) for k, v in err.value.messages(locale).items()}
-
-
-BAD_CALCULATOR = [
-    {"seq": "-1"},
-    {"seq": "abc", "batch": "0", "method": "dpo"},
-    {"model": "gpt-17"},
-    {"rank": "100000"},
-    {"config": "{not json"},
-    {"model": "custom", "layers": "2"},
-    {"kv_heads": "7"},
-    {"seq": "NaN", "optimizer": "<script>"},
-]
-
-
-@pytest.mark.parametrize("locale", LOCALES)
-@pytest.mark.parametrize("query", BAD_CALCULATOR, ids=str)
-def test_errors_per_field_are_the_engines_messages(query, locale):
-    res = results("calculator", query, locale)
-    expected = engine_messages(query, locale)
-    assert not res["ok"] and res["errors"] == expected
-    assert res["query"] is None
-    assert 'data-stale="true"' in res["html"]
-    assert next(iter(expected.values())) in res["status"]
-    # the stale html is the default result, whose figures are the engine's default
-    assert figures(res["html"])["total"][1] == str(estimate(parse({})).total)
-
-    root = dom(widget("calculator", locale, query))
-    for field, message in expected.items():
-        slot = by_id(root, f"calc-calculator-{field}-error")
-        assert slot is not None and slot.text() == message and "hidden" not in slot.attrs
-        control = by_id(root, f"calc-calculator-{field}")
-        assert control.get("aria-invalid") == "true"
-        assert control.get("aria-describedby").split()[0] == slot.get("id")
-    results_region = root.find(lambda n: "data-calc-results" in n.attrs)
-    assert results_region.get("data-stale") == "true"
-
-
-def test_quick_custom_errors_land_at_the_custom_field():
-    res = results("quick", {"bpp": "custom", "bpp_custom": "abc"}, "ru")
-    assert res["errors"] == {"bpp_custom": error_message(Problem.of("bpp", "not_a_number", value="abc"), "ru")}
-    res = results("quick", {"bpp": "custom", "bpp_custom": ""}, "tr")
-    assert res["errors"] == {"bpp_custom": error_message(Problem.of("bpp", "required"), "tr")}
-    res = results("quick", {"n": "-3", "act": "x"}, "en")
-    assert res["errors"] == engine_messages({"n": "-3", "act": "x"}, "en", _parse_quick)
-
-
-def _parse_quick(q, loc):
-    from calc.fields import parse_quick
-    return parse_quick(q, loc)
-
-
-def test_cost_and_adapter_errors():
-    from calc.fields import parse_adapter, parse_cost
-
-    q = {"gpu": "", "hours": "5"}
-    assert results("cost", q, "pt")["errors"] == engine_messages(q, "pt", parse_cost)
-    q = {"gpu": "nope", "hours": "-1"}
-    assert results("cost", q, "fa")["errors"] == engine_messages(q, "fa", parse_cost)
-    q = {"d_in": "16", "rank": "64"}
-    assert results("adapter", q, "en")["errors"] == engine_messages(q, "en", parse_adapter)
-
-
-def test_unit_of_a_small_widget_is_validated():
-    res = results("quick", {"unit": "MiB"}, "en")
-    assert set(res["errors"]) == {"unit"}
-
 
 # --- escaping -----------------------------------------------------------------------------------
 
@@ -551,21 +227,16 @@ def test_unknown_widget_is_a_build_error():
         results("nope", {}, "en")
 
 
-def test_canonical_query_round_trips():
-    for q in CALCULATOR_CASES:
-        first = results("calculator", q, "en")
-        second = results("calculator", first["query"], "en")
-        assert second["query"] == first["query"] and second["html"] == first["html"]
-
-
 def test_widget_texts_are_in_the_catalogs():
-    """Every literal key render.py looks up is in the English catalog (test_i18n checks that
-    every locale has every English key)."""
+    """Every literal key calc.render and the widgets look up is in the English catalog
+    (test_i18n checks that every locale has every English key)."""
     import calc.render
+    import calc.widgets
     from calc.i18n import catalog
 
-    source = Path(calc.render.__file__).read_text(encoding="utf-8")
-    keys = set(re.findall(r'_tx\(\s*"([a-z_]+\.[\w.-]+)"', source))
+    files = [Path(calc.render.__file__), *Path(calc.widgets.__file__).parent.glob("*.py")]
+    source = "\n".join(f.read_text(encoding="utf-8") for f in files)
+    keys = set(re.findall(r'\b(?:t|tx|txc)\(\s*f?"([a-z_]+\.[\w.-]+)"', source))
     assert len(keys) > 20
     assert sorted(k for k in keys if k not in catalog("en")) == []
 
@@ -603,15 +274,26 @@ EDITS = [
 ]
 
 
-def _clear_caches():
-    import calc.chart
-    import calc.fmt
-    import calc.render
+def calc_modules():
+    """Every module of the calc package (imported), found by walking it: a module added or
+    moved is cleared too, without naming it here."""
+    import importlib
+    import pkgutil
 
-    for module in (calc.render, calc.chart, calc.fmt):
+    import calc
+
+    names = ["calc"] + [m.name for m in pkgutil.walk_packages(calc.__path__, "calc.")]
+    return [importlib.import_module(n) for n in names]
+
+
+def _clear_caches():
+    cleared = 0
+    for module in calc_modules():
         for value in vars(module).values():
             if callable(getattr(value, "cache_clear", None)):
                 value.cache_clear()
+                cleared += 1
+    assert cleared > 10  # the widgets', fmt's, the chart's and the catalogs' caches
 
 
 @pytest.mark.parametrize("name", WIDGETS)
@@ -629,12 +311,12 @@ def test_memoized_results_equal_fresh_ones(name, locale):
 def test_pieces_isolated_alone_equal_the_region_isolated_whole(query, monkeypatch):
     """Right to left: each piece of the results region is isolated when it is made; the region
     is the same as isolating it whole (isolate_latin distributes over the region's pieces)."""
-    import calc.render
+    import calc.widgets.base
     from calc.bidi import isolate_latin
 
     expected = results("calculator", query, "fa")
     _clear_caches()
-    monkeypatch.setattr(calc.render, "isolate_latin", lambda html, *a: html)
+    monkeypatch.setattr(calc.widgets.base, "isolate_latin", lambda html, *a: html)
     raw = results("calculator", query, "fa")
     monkeypatch.undo()
     _clear_caches()
@@ -679,3 +361,39 @@ def test_warm_queries_are_new_valid_states(name, locale):
         assert sum(before[k] != after[k] for k in after) == 1
     for q in queries[:10]:
         assert results(name, q, locale)["errors"] == {}
+
+
+# --- the registry and prime() -------------------------------------------------------------------
+
+
+def test_every_widget_module_is_registered_and_complete():
+    """One module per widget under calc/widgets/, each in the registry under its own NAME,
+    holding what calc.render needs of it (calc.widgets.base.Widget)."""
+    import importlib
+    import pkgutil
+
+    import calc.widgets
+    from calc.render import REGISTRY
+
+    modules = [m.name for m in pkgutil.iter_modules(calc.widgets.__path__) if m.name != "base"]
+    assert sorted(modules) == sorted(WIDGETS) and tuple(REGISTRY) == WIDGETS
+    for name, module in REGISTRY.items():
+        assert module is importlib.import_module(f"calc.widgets.{name}")
+        assert module.NAME == name
+        assert set(module.NUMERIC_FIELDS) <= set(module.FORM_FIELDS), name
+        assert set(module.DEFAULT_QUERY) <= set(module.FORM_FIELDS), name
+        for attr in ("parse", "run", "form"):
+            assert callable(getattr(module, attr)), (name, attr)
+
+
+def test_prime_renders_every_widget_in_every_locale_once(monkeypatch):
+    import calc.render
+
+    calls = []
+    real = calc.render.results_json
+    monkeypatch.setattr(calc.render, "results_json",
+                        lambda name, q, loc: calls.append((name, json.loads(q), loc)) or real(name, q, loc))
+    assert calc.render.prime() == len(WIDGETS) * len(LOCALES)
+    assert sorted((n, loc) for n, _, loc in calls) == sorted(
+        (n, loc) for n in WIDGETS for loc in LOCALES)
+    assert all(q == DEFAULT_QUERY[n] for n, q, _ in calls)

@@ -20,9 +20,18 @@
 // no WebAssembly, a file missing), or stopped after it had worked ("crash": an uncaught error
 // in the worker, Python broken, or a request left unanswered for data-timeout-ms, e.g. a
 // worker that died silently). Nothing waits forever.
+//
+// It knows no widget and no locale: names, locales, texts and the load timeout come from the
+// widget roots' data-* attributes, what a yes/no field reads as yes from the worker (calc), and
+// the messages it exchanges with the worker are written down in ./messages.js.
 
+import * as messages from "./messages.js";
+
+const { TYPE, STAGE } = messages;
 const TIMEOUT_MS = 20000; // unless the widget root says otherwise (data-timeout-ms)
-const TRUE_WORDS = new Set(["true", "1", "yes", "on"]);
+// The words calc reads as yes (calc.fields.TRUE_WORDS), from the worker's READY status; until
+// then a yes/no field is checked when it holds the checkbox's own value (calc's canonical yes).
+let truthy = null;
 
 function start(roots) {
   const widgets = roots.map((root, index) => new Widget(root, index === 0));
@@ -59,7 +68,7 @@ function start(roots) {
     byId.set(id, { w, init });
     w.inFlight = true;
     w.root.dataset.busy = "true";
-    worker.postMessage({ id, name: w.name, query, locale: w.locale });
+    worker.postMessage(messages.request(id, w.name, query, w.locale));
     watch();
   };
 
@@ -89,7 +98,7 @@ function start(roots) {
   const timer = setTimeout(() => fail("timeout"), limit());
   try {
     // its name tells the worker what to warm up before it says "ready" (worker.js)
-    const name = `${widgets[0].name} ${widgets[0].locale}`;
+    const name = messages.workerName(widgets[0].name, widgets[0].locale);
     worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name });
   } catch {
     fail("error");
@@ -101,24 +110,26 @@ function start(roots) {
   });
   worker.addEventListener("messageerror", () => fail("error"));
   worker.addEventListener("message", (event) => {
-    const msg = event.data || {};
+    const message = event.data || {};
     if (failed) return;
-    if (msg.type === "status") {
-      for (const w of widgets) w.root.dataset.stage = msg.stage;
-      if (msg.stage === "ready") {
+    if (message.type === TYPE.STATUS) {
+      for (const w of widgets) w.root.dataset.stage = message.stage;
+      if (message.stage === STAGE.READY) {
         ready = true;
         clearTimeout(timer);
+        truthy = new Set(message.truthy || []);
         for (const w of widgets) {
+          w.fillYesNo(w.urlQuery); // the link's yes/no values, now that calc said what is yes
           w.setState("ready");
           w.request(true);
         }
       }
-    } else if (msg.type === "error") {
+    } else if (message.type === TYPE.ERROR) {
       fail("error");
-    } else if (msg.type === "result" || msg.type === "failure") {
-      const entry = byId.get(msg.id);
+    } else if (message.type === TYPE.RESULT || message.type === TYPE.FAILURE) {
+      const entry = byId.get(message.id);
       if (!entry) return;
-      byId.delete(msg.id);
+      byId.delete(message.id);
       watch();
       const { w, init } = entry;
       w.inFlight = false;
@@ -129,7 +140,7 @@ function start(roots) {
           return;
         }
       }
-      if (msg.type === "result") w.apply(msg.result, init);
+      if (message.type === TYPE.RESULT) w.apply(message.result, init);
       else w.failure();
       w.settle();
     }
@@ -140,7 +151,7 @@ class Widget {
   constructor(root, ownsUrl) {
     this.root = root;
     this.name = root.dataset.calcWidget;
-    this.locale = root.dataset.locale || document.documentElement.lang || "en";
+    this.locale = root.dataset.locale || document.documentElement.lang || "";
     this.form = root.querySelector("[data-calc-form]");
     this.status = root.querySelector("[data-calc-status]");
     this.results = root.querySelector("[data-calc-results]");
@@ -245,13 +256,25 @@ class Widget {
         const radios = Array.from(item).filter((el) => el.type === "radio");
         if (radios.some((r) => r.value === text)) for (const r of radios) r.checked = r.value === text;
       } else if (item.type === "checkbox") {
-        item.checked = TRUE_WORDS.has(text.trim().toLowerCase());
+        const word = text.trim().toLowerCase();
+        item.checked = truthy ? truthy.has(word) : word === item.value;
       } else if (item.tagName === "SELECT") {
         if (Array.from(item.options).some((o) => o.value === text)) item.value = text;
       } else if ("value" in item) {
         item.value = text;
       }
     }
+  }
+
+  // The yes/no fields of `values` again (a link's query), once calc has said which words are
+  // yes: "1", "yes" or "on" in a link are then shown checked too.
+  fillYesNo(values) {
+    const yesNo = {};
+    for (const [name, value] of Object.entries(values)) {
+      const item = this.form.elements.namedItem(name);
+      if (item && item.type === "checkbox") yesNo[name] = value;
+    }
+    this.fill(yesNo);
   }
 
   updateVisibility() {

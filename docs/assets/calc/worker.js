@@ -1,15 +1,10 @@
 // Module Web Worker: loads Pyodide and the `calc` wheel from this site (no CDN), then answers
-// the page's requests with `calc.render.results(...)`.
+// the page's requests with `calc.render.results_json(...)`. It knows no widget and no locale:
+// it runs whatever the page asks for.
 //
-// Messages to the page:
-//   {type: "status", stage: "runtime" | "package" | "ready"}
-//   {type: "error", stage, detail}            Python could not be loaded, or broke (fatal)
-//   {type: "result", id, result}              result = {html, errors, query, form, ...}
-//   {type: "failure", id, detail}             one request raised (should never happen)
-// Messages from the page:
-//   {id, name, query, locale}                 query: {field: string}
-// The worker's name (new Worker(url, {name})) is "WIDGET LOCALE" of the page's first widget:
-// what to warm up before "ready" (below).
+// The messages it exchanges with the page are written down, and built, in ./messages.js. Its
+// name (new Worker(url, {name})) names the page's first widget and locale: what to warm up
+// before READY (below).
 //
 // All paths are relative to this file: ../pyodide/ holds the runtime, ./manifest.json names
 // the wheel and the memory snapshot (written by the site build next to them).
@@ -19,6 +14,9 @@
 // cannot be fetched or restored (wrong size, another Pyodide build), Python boots the ordinary
 // way.
 
+import * as messages from "./messages.js";
+
+const { STAGE } = messages;
 const here = new URL(".", import.meta.url);
 const pyodideBase = new URL("../pyodide/", here);
 const manifestURL = new URL("manifest.json", here);
@@ -40,7 +38,7 @@ const manifestPromise = (async () => (await fetchOk(manifestURL, "manifest")).js
 // The wheel is fetched while the runtime boots.
 async function fetchWheel() {
   const manifest = await manifestPromise;
-  const file = manifest.wheel || manifest.file || manifest.name;
+  const file = manifest.wheel;
   if (typeof file !== "string" || !file.endsWith(".whl")) {
     throw new Error("manifest.json names no wheel");
   }
@@ -83,22 +81,22 @@ async function fetchSnapshot(manifest) {
   return bytes;
 }
 
-let stage = "runtime";
+let stage = STAGE.RUNTIME;
 let reported = false;
 let tryingSnapshot = false;
 const report = (err) => {
   if (reported) return;
   reported = true;
-  post({ type: "error", stage, detail: describe(err) });
+  post(messages.error(stage, describe(err)));
 };
 // Pyodide's own loader can fail inside promises nobody awaits: report those too.
 self.addEventListener("unhandledrejection", (event) => {
   event.preventDefault();
-  if (stage !== "ready" && !tryingSnapshot) report(event.reason);
+  if (stage !== STAGE.READY && !tryingSnapshot) report(event.reason);
 });
 
 const ready = (async () => {
-  post({ type: "status", stage: "runtime" });
+  post(messages.status(STAGE.RUNTIME));
   const wheel = fetchWheel();
   wheel.catch(report); // at once: no need to wait for the runtime to say the wheel is missing
   checkWasm().catch(report); // beside the runtime's own download, which would only hang
@@ -120,22 +118,27 @@ const ready = (async () => {
     tryingSnapshot = false;
   }
   if (!pyodide) pyodide = await loadPyodide(options);
-  stage = "package";
-  post({ type: "status", stage: "package" });
+  stage = STAGE.PACKAGE;
+  post(messages.status(STAGE.PACKAGE));
   const buffer = await wheel;
   const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
   pyodide.unpackArchive(buffer, "wheel", { extractDir: sitePackages });
   pyodide.runPython("import importlib; importlib.invalidate_caches()");
   const render = pyodide.pyimport("calc.render");
   const resultsJson = render.results_json;
+  // What the page's yes/no fields read as yes (calc.fields.TRUE_WORDS), told at READY.
+  const truthy = JSON.parse(
+    pyodide.runPython("import json, calc.fields; json.dumps(calc.fields.TRUE_WORDS)"));
+  const { widget, locale } = messages.readWorkerName(self.name);
   // Warm up: the first call loads the catalogs, so the first edit is instant.
-  resultsJson("calculator", "{}", "en");
+  try {
+    if (widget) resultsJson(widget, "{}", locale);
+  } catch {} // a name calc does not know: the page's first request will say so
   // Everything allocated so far lives as long as the page: out of the collector's way, so
   // that no full collection walks it in the middle of an edit.
   pyodide.runPython("import gc; gc.collect(); gc.freeze()");
   warmQueries = render.warm_queries;
   // Booted without the snapshot, importing calc has warmed Python up already.
-  const [widget, locale] = String(self.name || "").split(" ");
   if (restored && widget && locale) {
     try {
       warm = warmer(resultsJson, widget, locale);
@@ -145,8 +148,8 @@ const ready = (async () => {
       warm = null; // a warm-up is never needed: answer as usual
     }
   }
-  stage = "ready";
-  post({ type: "status", stage: "ready" });
+  stage = STAGE.READY;
+  post(messages.status(STAGE.READY, truthy));
   return resultsJson;
 })();
 
@@ -159,7 +162,7 @@ ready.catch(report);
 // after this warm-up (bench/ideas.md). Repeating one calculation does not help: it only hits
 // render's memoized pieces, while an edit misses them. So the warm-up calculates new states of
 // the page's widget in its locale, as edits make them (calc.render.warm_queries), results
-// thrown away. Before "ready", for at most WARM_MS (a slow device does not wait for all of
+// thrown away. Before READY, for at most WARM_MS (a slow device does not wait for all of
 // it); whatever is left after the first answer, one run per task (a MessageChannel message: a
 // reader's message waits for one run at most).
 const WARM_MS = 800;
@@ -205,21 +208,22 @@ self.onmessage = async (event) => {
   } catch {
     return; // already reported
   }
+  const args = [String(name), JSON.stringify(query || {}), String(locale ?? "")];
   try {
-    const args = [String(name), JSON.stringify(query || {}), String(locale || "en")];
     const text = resultsJson(...args);
-    post({ type: "result", id, result: JSON.parse(text) });
+    post(messages.result(id, JSON.parse(text)));
     warmRest(resultsJson, args);
   } catch (err) {
     // This input failed, or Python itself is broken (after a fatal error every call fails):
-    // the default calculation tells which. Broken is fatal, as a crash of the worker is.
+    // the same widget's default calculation tells which. Broken is fatal, as a crash of the
+    // worker is.
     let alive = true;
     try {
-      resultsJson("calculator", "{}", "en");
+      resultsJson(args[0], "{}", args[2]);
     } catch {
       alive = false;
     }
-    if (alive) post({ type: "failure", id, detail: describe(err) });
-    else post({ type: "error", stage: "crashed", detail: describe(err) });
+    if (alive) post(messages.failure(id, describe(err)));
+    else post(messages.error(STAGE.CRASHED, describe(err)));
   }
 };

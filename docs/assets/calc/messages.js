@@ -1,0 +1,48 @@
+// The messages between the page script (page.js) and the calculators' worker (worker.js),
+// written down once: both import this module and build every message with it.
+//
+// Page -> worker (postMessage):
+//   request(id, name, query, locale)   {id, name, query, locale}
+//                                      name: a widget (data-calc-widget), query: {field: string}
+//                                      as the form holds it (a yes/no field "true" or "false",
+//                                      as calc's canonical query), locale: its data-locale
+// Worker -> page:
+//   status(stage, truthy?)             {type: "status", stage, truthy}: loading got to `stage`
+//                                      (RUNTIME, then PACKAGE, then READY; at READY `truthy`
+//                                      lists the words calc reads as yes in a yes/no field)
+//   error(stage, detail)               {type: "error", stage, detail}: Python could not be
+//                                      loaded at `stage`, or broke (stage CRASHED); fatal
+//   result(id, result)                 {type: "result", id, result}: the answer to request `id`,
+//                                      calc.render.results(): {ok, html, errors, query, form,
+//                                      placeholders, status}
+//   failure(id, detail)                {type: "failure", id, detail}: request `id` raised
+//                                      (Python is still alive; should never happen)
+//
+// The worker's name (new Worker(url, {name})) is workerName(widget, locale) of the page's
+// first widget: what the worker warms up before it says READY.
+
+export const TYPE = Object.freeze({
+  STATUS: "status",
+  ERROR: "error",
+  RESULT: "result",
+  FAILURE: "failure",
+});
+
+export const STAGE = Object.freeze({
+  RUNTIME: "runtime", // Pyodide is loading
+  PACKAGE: "package", // the calc wheel is being installed
+  READY: "ready", // requests are answered
+  CRASHED: "crashed", // Python stopped after it had worked
+});
+
+export const request = (id, name, query, locale) => ({ id, name, query, locale });
+export const status = (stage, truthy = null) => ({ type: TYPE.STATUS, stage, truthy });
+export const error = (stage, detail) => ({ type: TYPE.ERROR, stage, detail });
+export const result = (id, value) => ({ type: TYPE.RESULT, id, result: value });
+export const failure = (id, detail) => ({ type: TYPE.FAILURE, id, detail });
+
+export const workerName = (widget, locale) => `${widget} ${locale}`;
+export function readWorkerName(name) {
+  const [widget = "", locale = ""] = String(name || "").split(" ");
+  return { widget, locale };
+}
