@@ -18,6 +18,7 @@ from typing import Callable, Iterable, Mapping, Sequence, TypeVar, Union
 
 from .engine import Inputs, max_rank
 from .errors import CalcError, Problem
+from .fmt import group_symbol
 from .types import Architecture, Method, Mode, Optimizer, Targets, Unit
 
 Raw = Union[str, int, float, bool, Decimal, None]
@@ -111,9 +112,9 @@ def read_decimal(value: Raw, locale: str = "en") -> Decimal:
             dec = "," if s.rfind(",") > s.rfind(".") else "."
             s = s.replace("." if dec == "," else ",", "").replace(",", ".")
         elif "," in s:
-            grouped = locale == "en" and _GROUP_COMMA.match(s)
+            grouped = group_symbol(locale) == "," and _GROUP_COMMA.match(s)
             s = s.replace(",", "") if grouped or s.count(",") > 1 else s.replace(",", ".")
-        elif locale in ("tr", "pt") and _GROUP_DOT.match(s):
+        elif group_symbol(locale) == "." and _GROUP_DOT.match(s):
             s = s.replace(".", "")
         try:
             d = Decimal(s)

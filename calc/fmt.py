@@ -74,10 +74,11 @@ _PERSIAN_DIGITS = "۰۱۲۳۴۵۶۷۸۹"
 class _Symbols:
     """What a locale does to an ASCII-rendered number `1,234.5`."""
 
-    __slots__ = ("table", "minus", "percent", "currency")
+    __slots__ = ("table", "group", "minus", "percent", "currency")
 
     def __init__(self, group: str, decimal_sep: str, minus: str, percent: str, currency: str,
                  digits: str = "0123456789"):
+        self.group = group
         self.table = str.maketrans({",": group, ".": decimal_sep, **{str(i): digits[i] for i in range(10)}})
         self.minus = minus
         self.percent = percent  # pattern, {n} = the number
@@ -94,6 +95,11 @@ _SYMBOLS: dict[str, _Symbols] = {
     "fa": _Symbols("\u066c", "\u066b", "\u200e\u2212", "{n}\u066a", "\u200e$" + NBSP + "{n}",
                    _PERSIAN_DIGITS),
 }
+
+def group_symbol(locale: str) -> str:
+    """The locale's group separator (what a reader may type between thousands)."""
+    return _SYMBOLS[normalize_locale(locale)].group
+
 
 _BYTES = {"GiB": Decimal(2**30), "GB": Decimal(10**9), "MiB": Decimal(2**20)}
 
