@@ -44,6 +44,12 @@ def add_json(out: dict[str, object], r: PlanResult) -> None:
         out["max_fit"] = r.max_fit.to_json()
 
 
+def _digits(hours: Decimal | None) -> int:
+    """One decimal from ten hours up, two from a tenth, three below: a short run keeps a digit."""
+    h = hours or Decimal(0)
+    return 1 if h >= 10 else 2 if h >= Decimal("0.1") else 3
+
+
 def _upto(n: int, at_bound: bool, locale: str) -> str:
     """A search's result; at the search's bound, "N or more"."""
     from .fmt import fmt
@@ -77,7 +83,7 @@ def breakdown(r: PlanResult, locale: str = "en") -> list[str]:
             rate = t(f"ui.rate_{c.source}", locale) if c.source else ""
             sep = t("list.separator", locale)
             lines.append(f"    {fmt(c.cards or 0, 'number', locale)} × {label}: "
-                         f"{fmt(c.hours, 'hours', locale, 1)}{sep} {price}"
+                         f"{fmt(c.hours, 'hours', locale, _digits(c.hours))}{sep} {price}"
                          f" ({rate}){' · ' + ', '.join(marks) if marks else ''}")
     mf = r.max_fit
     if mf is not None:

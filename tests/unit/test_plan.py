@@ -310,6 +310,7 @@ BAD = [
     ({"tokens": "nan"}, "tokens"), ({"tokens": "1e20"}, "tokens"), ({"tokens": "1.5"}, "tokens"),
     ({"epochs": "0"}, "epochs"), ({"epochs": "-1"}, "epochs"), ({"epochs": "inf"}, "epochs"),
     ({"epochs": "5000"}, "epochs"),
+    ({"gpu": "l4", "price": "1e9"}, "price"), ({"gpu": "l4", "tokens_per_s": "1e12"}, "tokens_per_s"),
     ({"gpu": "l4", "price": "0"}, "price"), ({"gpu": "l4", "price": "-2"}, "price"),
     ({"gpu": "l4", "tokens_per_s": "0"}, "tokens_per_s"),
     ({"gpu": "l4", "tokens_per_s": "-3"}, "tokens_per_s"),
