@@ -12,8 +12,11 @@ from typing import Sequence
 
 from .engine import estimate, gpu_fit
 from .errors import CalcError
+from .export import FORMATS, export
 from .fields import FIELDS, parse
 from .i18n import DEFAULT_LOCALE, LOCALES
+from .plan import PLAN_FIELDS, parse_plan
+from . import plan_report
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -23,6 +26,13 @@ def _parser() -> argparse.ArgumentParser:
         flags = dict.fromkeys((f"--{name}", f"--{name.replace('_', '-')}"))  # --kv_heads, --kv-heads
         help_ = "pasted config.json text, a path to one, or - for stdin" if name == "config" else None
         p.add_argument(*flags, dest=name, metavar="VALUE", help=help_)
+    # --- time and cost, the most that fits, export (calc.plan, calc.export) ---
+    for name in PLAN_FIELDS:
+        if name not in FIELDS:
+            p.add_argument(*dict.fromkeys((f"--{name}", f"--{name.replace('_', '-')}")),
+                           dest=name, metavar="VALUE")
+    p.add_argument("--export", choices=FORMATS, default=None,
+                   help="print the estimated configuration as a training config instead")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--locale", default=DEFAULT_LOCALE, choices=LOCALES,
                    help="language and number format of the readable breakdown")
@@ -99,20 +109,37 @@ def breakdown(est, locale: str = DEFAULT_LOCALE) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     query = {k: v for k, v in vars(args).items() if k in FIELDS and v is not None}
+    plan_query = {k: v for k, v in vars(args).items() if k in PLAN_FIELDS and v is not None}
+    problems = []
     try:
         if "config" in query:
             query["config"] = _read_config(query["config"])
-        est = estimate(parse(query, strict=True))
+        inputs = parse(query, strict=True)
+    except CalcError as err:
+        problems += err.problems
+    try:
+        plan_inputs = parse_plan(plan_query, args.locale)
+    except CalcError as err:
+        problems += err.problems
+    try:
+        if problems:
+            raise CalcError(problems)
+        if args.export:
+            print(export(inputs, args.export, plan_inputs.epochs, plan_inputs.gpus), end="")
+            return 0
+        est = estimate(inputs)
+        result = plan_report.run_plan(inputs, plan_inputs, est)
     except CalcError as err:
         print(f"error: {err.message(args.locale)}", file=sys.stderr)
         return 2
     if args.json:
         out = est.to_json()
         out["fits"] = [{"gpu": f.gpu.id, "fits": f.fits, "cards": f.cards} for f in gpu_fit(est)]
+        plan_report.add_json(out, result)
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         try:
-            print(breakdown(est, args.locale))
+            print("\n".join([breakdown(est, args.locale), *plan_report.breakdown(result, args.locale)]))
         except BrokenPipeError:  # e.g. piped into `head`
             pass
     return 0

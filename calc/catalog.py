@@ -137,6 +137,17 @@ class Gpu:
     memory_bytes: int  # advertised "GB" of the vendor, read as GiB: memory_gib * 2**30
     price_per_hour: Decimal | None  # example USD per hour without VAT, or None if not known
     use: str  # short id the site translates (consumer, workstation, ...)
+    #: Peak dense BF16 tensor throughput in TFLOPS and peak memory bandwidth in GB/s, from the
+    #: vendor's datasheet (gpus.json `_about` names each); None where no vendor figure exists.
+    peak_bf16_tflops: Decimal | None = None
+    bandwidth_gbs: Decimal | None = None
+
+    @property
+    def peak_flops(self) -> int | None:
+        """Peak dense BF16 FLOP/s (an integer: TFLOPS figures have at most two decimals)."""
+        if self.peak_bf16_tflops is None:
+            return None
+        return int(self.peak_bf16_tflops * 10**12)
 
     @property
     def memory_gib(self) -> int:
@@ -302,6 +313,22 @@ def _price(entry: Mapping[str, Any]) -> Decimal | None:
     return price
 
 
+def _positive_number(entry: Mapping[str, Any], key: str, hi: int) -> Decimal | None:
+    """A positive finite JSON number up to `hi`, or null."""
+    value = entry.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        number = None
+    else:
+        number = Decimal(str(value))
+    if number is None or not number.is_finite() or number <= 0 or number > hi:
+        raise CatalogDataError(
+            f"gpus.json: {entry.get('id')!r}: {key} must be a positive number up to {hi} or null"
+        )
+    return number
+
+
 def _gpu(entry: Mapping[str, Any], seen: set[str]) -> Gpu:
     name = "gpus.json"
     gpu_id = _check_id(name, entry.get("id"), seen)
@@ -327,6 +354,8 @@ def _gpu(entry: Mapping[str, Any], seen: set[str]) -> Gpu:
         memory_bytes=_positive_int(name, entry, "memory_gib") * GIB,
         price_per_hour=_price(entry),
         use=use,
+        peak_bf16_tflops=_positive_number(entry, "peak_bf16_tflops", 100_000),
+        bandwidth_gbs=_positive_number(entry, "bandwidth_gbs", 1_000_000),
     )
 
 
