@@ -13,12 +13,13 @@ from typing import Sequence
 from .engine import estimate, gpu_fit
 from .errors import CalcError
 from .fields import FIELDS, parse
+from .scale import SCALE_FIELDS, Scale, cards_needed, parse_scale, scaled
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m calc",
                                 description="GPU memory needed to fine-tune an LLM (full, LoRA, QLoRA).")
-    for name in FIELDS:
+    for name in (*FIELDS, *SCALE_FIELDS):
         flags = dict.fromkeys((f"--{name}", f"--{name.replace('_', '-')}"))  # --kv_heads, --kv-heads
         help_ = "pasted config.json text, a path to one, or - for stdin" if name == "config" else None
         p.add_argument(*flags, dest=name, metavar="VALUE", help=help_)
@@ -98,23 +99,62 @@ def breakdown(est, locale: str = "en") -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     query = {k: v for k, v in vars(args).items() if k in FIELDS and v is not None}
+    scale_query = {k: v for k, v in vars(args).items() if k in SCALE_FIELDS and v is not None}
     try:
         if "config" in query:
             query["config"] = _read_config(query["config"])
-        est = estimate(parse(query, strict=True))
+        problems = []
+        try:
+            inputs = parse(query, strict=True)
+        except CalcError as err:
+            problems += err.problems
+        try:
+            scale = parse_scale(scale_query)
+        except CalcError as err:
+            problems += err.problems
+        if problems:
+            raise CalcError(problems)
+        run = scaled(inputs, scale)
+        est = run.estimate
     except CalcError as err:
         print(f"error: {err.message(args.locale)}", file=sys.stderr)
         return 2
     if args.json:
         out = est.to_json()
         out["fits"] = [{"gpu": f.gpu.id, "fits": f.fits, "cards": f.cards} for f in gpu_fit(est)]
+        out.update(run.to_json())
+        out["cards"] = cards_needed(inputs, scale)
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         try:
             print(breakdown(est, args.locale))
+            if scale != Scale():
+                print("\n" + scale_breakdown(run, args.locale))
         except BrokenPipeError:  # e.g. piped into `head`
             pass
     return 0
+
+
+def scale_breakdown(run, locale: str = "en") -> str:
+    """The per-GPU components and the host RAM of a multi-GPU / offload / DPO run."""
+    from .fmt import fmt
+    from .i18n import t
+
+    s, unit = run.scale, run.inputs.unit.value
+    head = t("ui.per_gpu_of", locale, n=s.gpus, sharding=t(f"sharding.{s.sharding.value}", locale),
+             objective=t(f"objective.{s.objective.value}", locale))
+    rows = [(t(f"component.{n}", locale), fmt(v, unit, locale, 2)) for n, v in run.gpu_components]
+    rows.append((t("ui.per_gpu_total", locale), fmt(run.per_gpu_total, unit, locale, 2)))
+    host = [(t(f"component.{n}", locale), fmt(v, unit, locale, 2)) for n, v in run.cpu_components]
+    if host:
+        host.append((t("ui.host_total", locale), fmt(run.cpu_bytes, unit, locale, 2)))
+    width = max(_width(a) for a, _ in rows + host) + 2
+    line = lambda a, b: f"  {a}{' ' * (width - _width(a))}{b:>14}"  # noqa: E731
+    lines = [head] + [line(a, b) for a, b in rows[:-1]] + ["  " + "-" * (width + 14), line(*rows[-1])]
+    if host:
+        lines += ["", t("ui.host_ram", locale, offload=t(f"offload.{s.offload.value}", locale))]
+        lines += [line(a, b) for a, b in host[:-1]] + ["  " + "-" * (width + 14), line(*host[-1])]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

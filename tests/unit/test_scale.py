@@ -5,8 +5,12 @@ sources state (ZeRO's stages, DeepSpeed's host buffers, TRL's DPO batch), not by
 code under test twice."""
 
 import itertools
+import json
+import subprocess
+import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +23,7 @@ from calc.scale import (COMPONENT_PARTS, Part, Scale, cards_needed, parse_scale,
 from calc.types import (Architecture, GpuKind, Method, Mode, Objective, Offload, Optimizer,
                         Sharding, Targets)
 
+ROOT = Path(__file__).resolve().parents[2]
 GIB = 2**30
 
 # Llama 3.1 8B and 70B, from their config.json (as calc/data/models.json has them).
@@ -377,3 +382,35 @@ def test_labels_for_every_field_and_value():
                     + [f"sharding.{s.value}" for s in Sharding] + [f"offload.{o.value}" for o in Offload]
                     + [f"objective.{o.value}" for o in Objective]):
             assert t(key, loc) != key, (loc, key)
+
+
+# --- the command line ------------------------------------------------------------------------
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "calc", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_cli_json_has_the_per_gpu_and_host_figures():
+    out = cli("--model", "llama-3.1-70b", "--method", "full", "--gpus", "8", "--sharding", "zero3",
+              "--offload", "optimizer", "--mode", "planning", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert (data["gpus"], data["sharding"], data["offload"], data["objective"]) == (8, "zero3", "optimizer", "sft")
+    assert data["per_gpu_total_bytes"] == sum(data["per_gpu_components"].values())
+    assert data["cpu_bytes"] == sum(data["cpu_components"].values())
+    p = 70_553_706_496
+    assert data["cpu_components"] == {"optimizer": 12 * p, "gradients": 2 * p}
+    assert data["per_gpu_components"]["base_weights"] == ceil_div(2 * p, 8)
+    assert set(data["cards"]["h100-80"]) == {"zero1", "zero2", "zero3"}
+
+
+def test_cli_readable_and_bad_input():
+    out = cli("--model", "llama-3.1-8b", "--gpus", "4", "--objective", "dpo", "--locale", "ru")
+    assert out.returncode == 0, out.stderr
+    assert t("ui.per_gpu_total", "ru") in out.stdout
+    out = cli("--gpus", "0")
+    assert out.returncode == 2 and t("field.gpus", "en") in out.stderr
+    out = cli("--sharding", "ddp", "--offload", "optimizer", "--locale", "tr")
+    assert out.returncode == 2 and t("field.offload", "tr") in out.stderr
