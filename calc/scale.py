@@ -73,13 +73,13 @@ COMPONENT_PARTS: dict[str, Part] = {
     "reference_model": Part.WEIGHTS,
     # Gradients of the trainable parameters: ZeRO's P_g.
     "gradients": Part.GRADIENTS,
-    # Optimizer state and the FP32 master copy (ZeRO's P_os: "the optimizer states ... fp32
-    # copy of the parameters, momentum and variance", section 3.1). The engine adds the
-    # optimizer step's temporaries to this component (foreach AdamW's sqrt(v) list, when it
-    # outweighs the activations freed before the step): they are the size of the state and
-    # are computed on each card's own partition, so they shard with it. Sharding the whole
-    # component over-counts a little (the part above the activations divides, not only the
-    # part above the sharded activations): on the safe side.
+    # Optimizer state and the FP32 master copy (ZeRO's P_os: with mixed-precision Adam the
+    # FP32 copy of the parameters, the momentum and the variance, section 3.1). The engine
+    # adds the optimizer step's temporaries to this component (foreach AdamW's sqrt(v) list,
+    # where it outweighs the activations freed before the step): each card computes them for
+    # its own partition, so they shard with the state. On the safe side: the card's step peak
+    # is the partitions plus step/n, this gives the partitions plus (step - activations)/n
+    # and the unsharded activations, never less.
     "optimizer": Part.OPTIMIZER,
     # Activations kept for the backward pass: each card runs its own micro-batch; ZeRO does
     # not partition activations (ZeRO-R's P_a partitions only across model-parallel ranks,
@@ -245,6 +245,8 @@ def _dpo(inputs: Inputs) -> tuple[Estimate, tuple[tuple[str, int], ...]]:
       the same bytes when `model_init_kwargs` gives `dtype=bfloat16` (applied to both). Note:
       without a `dtype` TRL loads the reference in FP32 (`create_model_from_path`: "If not
       explicitly set, `dtype` defaults to 'float32'"), twice this figure.
+    - Every method runs under DPOTrainer (a plain model, a PEFT model, a k-bit PEFT model),
+      so no method is refused with `objective=dpo`; only an unknown objective is.
     - `precompute_ref_log_probs` (default False, `dpo_config.py`) would drop the reference
       from training entirely; the default is modelled.
     - The reference's forward runs under `torch.no_grad()` after the policy's forward, before

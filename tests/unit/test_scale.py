@@ -387,11 +387,15 @@ def test_labels_for_every_field_and_value():
 # --- the command line ------------------------------------------------------------------------
 
 
+no_subprocess = pytest.mark.skipif(sys.platform == "emscripten", reason="Pyodide has no subprocesses")
+
+
 def cli(*args):
     return subprocess.run([sys.executable, "-m", "calc", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
 
 
+@no_subprocess
 def test_cli_json_has_the_per_gpu_and_host_figures():
     out = cli("--model", "llama-3.1-70b", "--method", "full", "--gpus", "8", "--sharding", "zero3",
               "--offload", "optimizer", "--mode", "planning", "--json")
@@ -406,6 +410,7 @@ def test_cli_json_has_the_per_gpu_and_host_figures():
     assert set(data["cards"]["h100-80"]) == {"zero1", "zero2", "zero3"}
 
 
+@no_subprocess
 def test_cli_readable_and_bad_input():
     out = cli("--model", "llama-3.1-8b", "--gpus", "4", "--objective", "dpo", "--locale", "ru")
     assert out.returncode == 0, out.stderr
