@@ -115,12 +115,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if problems:
             raise CalcError(problems)
         run = scaled(inputs, scale)
-        est = run.estimate
+        est = estimate(inputs)  # the single-card SFT figures the readable breakdown and `fits` show
     except CalcError as err:
         print(f"error: {err.message(args.locale)}", file=sys.stderr)
         return 2
     if args.json:
         out = est.to_json()
+        # `fits`: the engine's single-card / ZeRO-3 answer for SFT, as before; `cards`: this
+        # run's (objective, offload, every strategy)
         out["fits"] = [{"gpu": f.gpu.id, "fits": f.fits, "cards": f.cards} for f in gpu_fit(est)]
         out.update(run.to_json())
         out["cards"] = cards_needed(inputs, scale)
