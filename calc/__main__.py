@@ -17,20 +17,18 @@ from .fields import FIELDS, parse
 from .i18n import DEFAULT_LOCALE, LOCALES
 from .plan import PLAN_FIELDS, parse_plan
 from . import plan_report
+from .scale import SCALE_FIELDS, Scale, cards_needed, parse_scale, scaled
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m calc",
                                 description="GPU memory needed to fine-tune an LLM (full, LoRA, QLoRA).")
-    for name in FIELDS:
+    # The engine's fields, then those of the GPUs (calc.scale) and of time and cost (calc.plan),
+    # each once (`gpus` is both a scale and a plan field).
+    for name in dict.fromkeys((*FIELDS, *SCALE_FIELDS, *PLAN_FIELDS)):
         flags = dict.fromkeys((f"--{name}", f"--{name.replace('_', '-')}"))  # --kv_heads, --kv-heads
         help_ = "pasted config.json text, a path to one, or - for stdin" if name == "config" else None
         p.add_argument(*flags, dest=name, metavar="VALUE", help=help_)
-    # --- time and cost, the most that fits, export (calc.plan, calc.export) ---
-    for name in PLAN_FIELDS:
-        if name not in FIELDS:
-            p.add_argument(*dict.fromkeys((f"--{name}", f"--{name.replace('_', '-')}")),
-                           dest=name, metavar="VALUE")
     p.add_argument("--export", choices=FORMATS, default=None,
                    help="print the estimated configuration as a training config instead")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -110,6 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     query = {k: v for k, v in vars(args).items() if k in FIELDS and v is not None}
     plan_query = {k: v for k, v in vars(args).items() if k in PLAN_FIELDS and v is not None}
+    scale_query = {k: v for k, v in vars(args).items() if k in SCALE_FIELDS and v is not None}
     problems = []
     try:
         if "config" in query:
@@ -122,27 +121,60 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CalcError as err:
         problems += err.problems
     try:
+        scale = parse_scale(scale_query)
+    except CalcError as err:
+        problems += err.problems
+    try:
         if problems:
             raise CalcError(problems)
         if args.export:
             print(export(inputs, args.export, plan_inputs.epochs, plan_inputs.gpus), end="")
             return 0
-        est = estimate(inputs)
+        run = scaled(inputs, scale)
+        est = estimate(inputs)  # the single-card SFT figures the readable breakdown and `fits` show
         result = plan_report.run_plan(inputs, plan_inputs, est)
     except CalcError as err:
         print(f"error: {err.message(args.locale)}", file=sys.stderr)
         return 2
     if args.json:
         out = est.to_json()
+        # `fits`: the engine's single-card / ZeRO-3 answer for SFT, as before; `cards`: this
+        # run's (objective, offload, every strategy)
         out["fits"] = [{"gpu": f.gpu.id, "fits": f.fits, "cards": f.cards} for f in gpu_fit(est)]
+        out.update(run.to_json())
+        out["cards"] = cards_needed(inputs, scale)
         plan_report.add_json(out, result)
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         try:
             print("\n".join([breakdown(est, args.locale), *plan_report.breakdown(result, args.locale)]))
+            if scale != Scale():
+                print("\n" + scale_breakdown(run, args.locale))
         except BrokenPipeError:  # e.g. piped into `head`
             pass
     return 0
+
+
+def scale_breakdown(run, locale: str = "en") -> str:
+    """The per-GPU components and the host RAM of a multi-GPU / offload / DPO run."""
+    from .fmt import fmt
+    from .i18n import t
+
+    s, unit = run.scale, run.inputs.unit.value
+    head = t("ui.per_gpu_of", locale, n=s.gpus, sharding=t(f"sharding.{s.sharding.value}", locale),
+             objective=t(f"objective.{s.objective.value}", locale))
+    rows = [(t(f"component.{n}", locale), fmt(v, unit, locale, 2)) for n, v in run.gpu_components]
+    rows.append((t("ui.per_gpu_total", locale), fmt(run.per_gpu_total, unit, locale, 2)))
+    host = [(t(f"component.{n}", locale), fmt(v, unit, locale, 2)) for n, v in run.cpu_components]
+    if host:
+        host.append((t("ui.host_total", locale), fmt(run.cpu_bytes, unit, locale, 2)))
+    width = max(_width(a) for a, _ in rows + host) + 2
+    line = lambda a, b: f"  {a}{' ' * (width - _width(a))}{b:>14}"  # noqa: E731
+    lines = [head] + [line(a, b) for a, b in rows[:-1]] + ["  " + "-" * (width + 14), line(*rows[-1])]
+    if host:
+        lines += ["", t("ui.host_ram", locale, offload=t(f"offload.{s.offload.value}", locale))]
+        lines += [line(a, b) for a, b in host[:-1]] + ["  " + "-" * (width + 14), line(*host[-1])]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -52,6 +52,33 @@ class Mode(str, Enum):
     DETAILED = "detailed"  # documented extra terms (issue 8)
 
 
+class Sharding(str, Enum):
+    """How the model states are split across data-parallel GPUs (engine spec section 8; ZeRO
+    stages of Rajbhandari et al. 2019). The value's order is the stage number."""
+
+    DDP = "ddp"  # every card holds everything (PyTorch DistributedDataParallel, ZeRO stage 0)
+    ZERO1 = "zero1"  # optimizer state sharded
+    ZERO2 = "zero2"  # + gradients
+    ZERO3 = "zero3"  # + weights; = FSDP full shard
+
+    @property
+    def stage(self) -> int:
+        return ("ddp", "zero1", "zero2", "zero3").index(self.value)
+
+
+class Offload(str, Enum):
+    """What leaves the GPU for host RAM (DeepSpeed ZeRO-Offload / ZeRO-Infinity to the CPU)."""
+
+    NONE = "none"
+    OPTIMIZER = "optimizer"  # optimizer state and step on the CPU (ZeRO stage >= 1)
+    OPTIMIZER_PARAMS = "optimizer+params"  # and the weights, fetched layer by layer (ZeRO-3)
+
+
+class Objective(str, Enum):
+    SFT = "sft"  # supervised fine-tuning
+    DPO = "dpo"  # direct preference optimisation (Rafailov et al. 2023), as TRL's DPOTrainer runs it
+
+
 class GpuKind(str, Enum):
     DISCRETE = "discrete"
     UNIFIED = "unified"
