@@ -43,12 +43,13 @@ KINDS = ("allocated", "reserved", "nvidia-smi", "tracker")
 TRACKER = "tracker"
 #: Interface fields a row may carry (everything else in a row is metadata).
 ROW_FIELDS = tuple(f for f in FIELDS if f not in ("unit", "mode", "config"))
-#: Ground-truth categories (MemTracker) -> the detailed mode's components they correspond to.
+#: Ground-truth categories (MemTracker) -> the realistic model's components they correspond to.
 COMPONENT_MAP: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "weights": (("parameters", "buffers", "other"), ("base_weights", "fp32_copies")),
+    "weights": (("parameters", "buffers", "other"), ("base_weights", "kbit_upcast", "adapter_weights")),
     "gradients": (("gradients",), ("gradients",)),
-    "optimizer": (("optimizer_state",), ("optimizer",)),
-    "activations": (("activations", "temporaries"), ("activations", "logits")),
+    "optimizer": (("optimizer_state",), ("optimizer", "step_temporaries")),
+    "activations": (("activations", "temporaries"),
+                    ("checkpoints", "activations", "adapter_inputs", "logits")),
 }
 
 
@@ -86,6 +87,11 @@ class Run:
     @property
     def fields(self) -> dict[str, str]:
         return dict(self.query)
+
+    @property
+    def framework(self) -> str:
+        """The run's training stack (every run has one; `hf` when the row names none)."""
+        return self.detailed.inputs.framework.value
 
 
 @dataclass(frozen=True)
@@ -180,6 +186,5 @@ def summary(runs: tuple[Run, ...], mode: str) -> Summary:
 def component_errors(run: Run) -> dict[str, tuple[int, int]]:
     """Ground truth vs detailed mode, by component group: {group: (measured, detailed)}."""
     measured = dict(run.components)
-    detailed = dict(run.detailed.components)
-    return {group: (sum(measured.get(c, 0) for c in cats), sum(detailed.get(c, 0) for c in comps))
+    return {group: (sum(measured.get(c, 0) for c in cats), sum(run.detailed.get(c) for c in comps))
             for group, (cats, comps) in COMPONENT_MAP.items()}

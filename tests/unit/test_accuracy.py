@@ -169,15 +169,16 @@ def test_component_groups_cover_every_category_and_component():
     assert sum(d for _, d in groups.values()) == run.detailed.total - engine.OVERHEAD_BYTES
 
 
-# --- planning mode is the spec's formula ----------------------------------------------------
+# --- the realistic model is the default; planning mode is the spec's formula ----------------
 
 
-def test_planning_mode_is_the_default_and_unchanged():
+def test_realistic_is_the_default_and_planning_unchanged():
     for row in MEAS["runs"] + TRUTH["runs"]:
         q = interface(row)
         default = engine.estimate(parse(q))
+        realistic = total(q, "detailed")
         planning = total(q, "planning")
-        assert default.components == planning.components
+        assert default.components == realistic.components
         assert [k for k, _ in planning.components] == list(engine.COMPONENTS)
     # the spec's QLoRA 65B figure, through the same path
     e = total({"model": "llama-65b", "params": "65e9", "method": "qlora", "rank": "64", "seq": "512",

@@ -17,11 +17,23 @@ def test_json_output_has_the_interface_keys():
     out = run("--model", "llama-3.1-8b", "--method", "qlora", "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
+    assert data["mode"] == "detailed" and data["framework"] == "hf"  # realistic by default
     assert set(data["components"]) >= {"base_weights", "gradients", "optimizer", "activations", "overhead"}
-    assert data["total_bytes"] == sum(data["components"].values())
-    # 8,030,261,248 x 0.516 bytes (NF4) computed here, not by the engine
-    assert data["components"]["base_weights"] == round(8_030_261_248 * 0.516)
+    assert data["total_bytes"] == sum(data["components"].values()) == data["realistic_total_bytes"]
+    # the textbook total beside it: 8,030,261,248 x 0.516 bytes (NF4) computed here, not by the engine
+    assert data["textbook_components"]["base_weights"] == round(8_030_261_248 * 0.516)
+    assert data["textbook_total_bytes"] == sum(data["textbook_components"].values())
+    assert data["textbook_total_bytes"] < data["total_bytes"]
     assert data["trainable_params"] == 41_943_040
+
+
+def test_planning_mode_json():
+    out = run("--model", "llama-3.1-8b", "--method", "qlora", "--mode", "planning", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["mode"] == "planning"
+    assert data["components"]["base_weights"] == round(8_030_261_248 * 0.516)
+    assert data["total_bytes"] == data["textbook_total_bytes"] < data["realistic_total_bytes"]
 
 
 def test_readable_breakdown():
