@@ -5,6 +5,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from calc.i18n import t
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -65,3 +69,34 @@ def test_config_from_stdin():
     out = run("--config", "-", "--json", stdin=cfg)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["model"] == "custom"
+
+
+# --- the training stack's flags (engine.md section 6) ---------------------------------------
+
+
+def test_cli_stack_flags():
+    out = run("--model", "llama-3.1-8b", "--method", "qlora", "--framework", "torchtune",
+              "--loss", "full", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["framework"] == "torchtune" and data["knobs"]["loss"] == "full"
+    assert data["knobs"]["adapter_dtype"] == "bf16"
+    out = run("--method", "qlora", "--kbit-upcast", "false", "--act-offload", "true", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["knobs"]["kbit_upcast"] is False and data["knobs"]["act_offload"] is True
+    assert data["cpu_bytes"] > 0 and "kbit_upcast" not in data["components"]
+
+
+@pytest.mark.parametrize("args", [("--framework", "megatron"), ("--loss", "sparse"),
+                                  ("--opt-step", "x"), ("--act_offload", "perhaps")])
+def test_cli_exits_2_on_bad_stack_input(args):
+    out = run(*args, "--json")
+    assert out.returncode == 2 and out.stdout == ""
+    assert "Traceback" not in out.stderr and out.stderr.startswith("error:")
+
+
+def test_cli_bad_stack_message_in_persian():
+    out = run("--framework", "megatron", "--locale", "fa")
+    assert out.returncode == 2
+    assert t("field.framework", "fa") in out.stderr and "megatron" in out.stderr

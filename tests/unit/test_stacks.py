@@ -9,11 +9,8 @@ own numbers, never read back from the engine's components.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from dataclasses import replace
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 
@@ -26,7 +23,6 @@ from calc.i18n import t
 from calc.types import (AdapterDtype, Architecture, Framework, Loss, Method, Mode, OptStep,
                         Optimizer, Quantized, Targets)
 
-ROOT = Path(__file__).resolve().parents[2]
 LOCALES = ("en", "tr", "pt", "ru", "fa")
 GIB = 2**30
 
@@ -311,11 +307,6 @@ def test_bad_stack_input_names_the_field_in_every_locale(field, value, code):
 # --- JSON and the command line -------------------------------------------------------------------
 
 
-def run(*args):
-    return subprocess.run([sys.executable, "-m", "calc", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
-
-
 def test_json_reports_stack_knobs_and_both_totals():
     e = realistic(method=Method.QLORA, framework=Framework.TORCHTUNE, loss=Loss.FULL)
     j = e.to_json()
@@ -328,31 +319,3 @@ def test_json_reports_stack_knobs_and_both_totals():
     assert j["textbook_total_bytes"] == textbook.total == sum(j["textbook_components"].values())
     lora = realistic(method=Method.LORA).to_json()
     assert lora["knobs"]["quantized"] is None and lora["knobs"]["kbit_upcast"] is None
-
-
-def test_cli_stack_flags():
-    out = run("--model", "llama-3.1-8b", "--method", "qlora", "--framework", "torchtune",
-              "--loss", "full", "--json")
-    assert out.returncode == 0, out.stderr
-    data = json.loads(out.stdout)
-    assert data["framework"] == "torchtune" and data["knobs"]["loss"] == "full"
-    assert data["knobs"]["adapter_dtype"] == "bf16"
-    out = run("--method", "qlora", "--kbit-upcast", "false", "--act-offload", "true", "--json")
-    assert out.returncode == 0, out.stderr
-    data = json.loads(out.stdout)
-    assert data["knobs"]["kbit_upcast"] is False and data["knobs"]["act_offload"] is True
-    assert data["cpu_bytes"] > 0 and "kbit_upcast" not in data["components"]
-
-
-@pytest.mark.parametrize("args", [("--framework", "megatron"), ("--loss", "sparse"),
-                                  ("--opt-step", "x"), ("--act_offload", "perhaps")])
-def test_cli_exits_2_on_bad_stack_input(args):
-    out = run(*args, "--json")
-    assert out.returncode == 2 and out.stdout == ""
-    assert "Traceback" not in out.stderr and out.stderr.startswith("error:")
-
-
-def test_cli_bad_stack_message_in_persian():
-    out = run("--framework", "megatron", "--locale", "fa")
-    assert out.returncode == 2
-    assert t("field.framework", "fa") in out.stderr and "megatron" in out.stderr
