@@ -151,6 +151,14 @@ truth: $(TRUTH_VENV)/.installed $(VENV_STAMP)
 	$(TRUTH_VENV)/bin/python -W ignore bench/ground_truth.py
 	$(PY) bench/compare_truth.py
 
+# --- accuracy against published runs (not a test; seconds) -------------------------------------
+# The realistic model and the textbook formula against calc/data/measurements.json (each run
+# with its own training stack) and our MemTracker runs, with issue 13's targets.
+
+.PHONY: accuracy
+accuracy: $(VENV_STAMP)
+	$(PY) bench/accuracy.py --by-stack --truth
+
 # --- performance benchmark (not part of the tests; about 15 minutes) --------------------------
 # Builds the site, serves it on loopback and measures it in headless Chromium beside a bare
 # Pyodide boot; Lighthouse (pinned in bench/package-lock.json, installed only here). Writes

@@ -216,6 +216,8 @@ def run(model_id: str, method: str, ckpt: bool, seq: int, attn: str = "sdpa") ->
         "batch": 1,
         "ckpt": ckpt,
         "optimizer": "adamw" if method == "lora" else "adamw-bf16",
+        # calc's training stack: PEFT + Transformers (hf), with the foreach step built above
+        "framework": "hf", "opt_step": "foreach",
         "flash": attn != "eager",
         "attn_implementation": attn,
         "params_counted": int(n_all),
@@ -286,7 +288,8 @@ def run_qlora(seq: int = QLORA_SEQ) -> dict:
     row = {
         "model": "custom", **a,
         "method": "qlora", "rank": RANK, "targets": "all-linear", "seq": seq, "batch": 1,
-        "ckpt": False, "optimizer": "adamw", "flash": True, "attn_implementation": "sdpa",
+        "ckpt": False, "optimizer": "adamw", "framework": "hf", "opt_step": "foreach",
+        "flash": True, "attn_implementation": "sdpa",
         "tensors": "real (bitsandbytes on CPU)",
         "params_counted": int(sum(p.numel() for p in model.parameters())),
         "trainable_params": int(sum(p.numel() for p in trainable)),

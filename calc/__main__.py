@@ -10,7 +10,7 @@ import json
 import sys
 from typing import Sequence
 
-from .engine import estimate, gpu_fit
+from .engine import KNOBS, estimate, gpu_fit
 from .errors import CalcError
 from .export import FORMATS, export
 from .fields import FIELDS, parse
@@ -76,12 +76,29 @@ def breakdown(est, locale: str = DEFAULT_LOCALE) -> str:
                  f"{t('field.batch', locale)} {fmt(i.batch, 'number', locale)}",
                  f"{t('field.ckpt', locale)}: {t(f'bool.{str(i.ckpt).lower()}', locale)}",
                  t(f"optimizer.{i.optimizer.value}", locale)]
+    model_line = f"{t(f'mode.{i.mode.value}', locale)} · {t('field.framework', locale)}: " \
+                 f"{t(f'framework.{i.framework.value}', locale)}"
+    if i.mode.value == "detailed":  # the knobs the estimate used
+        k = i.knobs
+        knob_texts = [f"{t(f'field.{n}', locale)}: " + (t(f"bool.{str(v).lower()}", locale)
+                      if isinstance(v, bool) else t(f"{n}.{v.value}", locale))
+                      for n, v in ((n, getattr(k, n)) for n in KNOBS) if v is not None]
+        model_line += "\n" + " · ".join(knob_texts)
     rows = [(t(f"component.{n}", locale), fmt(v, unit, locale, 2)) for n, v in est.components]
     rows.append((t("component.total", locale), fmt(est.total, unit, locale, 2)))
     width = max(len(a) for a, _ in rows) + 2
-    lines = [f"{name} ({fmt(i.arch.params, 'params', locale)})", " · ".join(settings), ""]
+    lines = [f"{name} ({fmt(i.arch.params, 'params', locale)})", " · ".join(settings), model_line, ""]
     lines += [f"  {a:<{width}}{b:>14}" for a, b in rows[:-1]]
-    lines += ["  " + "-" * (width + 14), f"  {rows[-1][0]:<{width}}{rows[-1][1]:>14}", ""]
+    lines += ["  " + "-" * (width + 14), f"  {rows[-1][0]:<{width}}{rows[-1][1]:>14}"]
+    if i.mode.value == "detailed":  # the textbook formula beside the realistic total
+        from dataclasses import replace as _replace
+        from .types import Mode
+
+        textbook = estimate(_replace(i, mode=Mode.PLANNING)).total
+        lines.append(f"  {t('mode.planning', locale):<{width}}{fmt(textbook, unit, locale, 2):>14}")
+        if est.cpu_bytes:
+            lines.append(f"  {t('field.act_offload', locale)} (CPU): {fmt(est.cpu_bytes, unit, locale, 2)}")
+    lines.append("")
     share = est.trainable_params / i.arch.params
     lines.append(f"{t('component.trainable_params', locale)}: "
                  f"{fmt(est.trainable_params, 'params', locale)} ({fmt(share, 'percent', locale, 2)})")

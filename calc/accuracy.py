@@ -3,8 +3,10 @@
 Two data files, read with `importlib.resources` (so this works in the wheel and in Pyodide):
 
 - `calc/data/measurements.json`: published runs (library docs and benchmark result files), each
-  with its configuration in calc's interface fields, the GPU, the measured peak and what kind
-  of figure it is (`allocated`, `reserved`, `nvidia-smi`), a source URL and notes;
+  with its configuration in calc's interface fields, its training stack (`framework` and any knob
+  in which the run differs from that stack's defaults: each run is estimated with its own stack),
+  the GPU, the measured peak and what kind of figure it is (`allocated`, `reserved`,
+  `nvidia-smi`), a source URL and notes;
 - `calc/data/ground_truth.json`: our own runs (`bench/ground_truth.py`): real training steps of
   Llama-shaped models counted by PyTorch's MemTracker under fake tensors, with the peak and its
   breakdown by category. These are tensor bytes only (kind `tracker`).
@@ -12,9 +14,12 @@ Two data files, read with `importlib.resources` (so this works in the wheel and 
 Every estimate goes through the public interface: `calc.fields.parse` of the row's fields, then
 `calc.engine.estimate`, once with `mode=planning` and once with `mode=detailed`.
 
-What is compared: the estimate's total against the measured figure, except for `tracker` rows,
-where the estimate's fixed overhead (CUDA context, allocator reserve) is left out because the
-tracker sees tensors only. Relative error = (estimate - measured) / measured: positive when the
+What is compared, like with like: the engine's `overhead` term (1 GiB: CUDA context, allocator
+cache, framework buffers) is what nvidia-smi sees beyond the tensors, and reserved memory holds
+its allocator-cache part. So for `nvidia-smi` and `reserved` figures the estimate's total is
+compared; for figures that count live tensors only (`allocated`:
+torch.cuda.max_memory_allocated; `peak-active`: memory_stats active_bytes.all.peak; `tracker`:
+our MemTracker runs) the total without the overhead. Relative error = (estimate - measured) / measured: positive when the
 estimate is above the measurement (safe side), negative when below.
 """
 
@@ -33,22 +38,25 @@ from .engine import Estimate, estimate
 from .fields import FIELDS, parse
 
 __all__ = ["Run", "Summary", "measurements", "ground_truth", "ground_truth_runs", "summary",
-           "relative_error", "MODES", "KINDS", "TRACKER", "COMPONENT_MAP"]
+           "relative_error", "MODES", "KINDS", "TRACKER", "TENSOR_KINDS", "COMPONENT_MAP"]
 
 GIB = 2**30
 MODES = ("planning", "detailed")
 #: What a measured figure is. `tracker`: bench/ground_truth.py (tensor bytes, no allocator cache,
 #: no CUDA context).
-KINDS = ("allocated", "reserved", "nvidia-smi", "tracker")
+KINDS = ("allocated", "peak-active", "reserved", "nvidia-smi", "tracker")
 TRACKER = "tracker"
+#: Kinds that count live tensors only: compared without the estimate's overhead.
+TENSOR_KINDS = frozenset({"allocated", "peak-active", TRACKER})
 #: Interface fields a row may carry (everything else in a row is metadata).
 ROW_FIELDS = tuple(f for f in FIELDS if f not in ("unit", "mode", "config"))
-#: Ground-truth categories (MemTracker) -> the detailed mode's components they correspond to.
+#: Ground-truth categories (MemTracker) -> the realistic model's components they correspond to.
 COMPONENT_MAP: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "weights": (("parameters", "buffers", "other"), ("base_weights", "fp32_copies")),
+    "weights": (("parameters", "buffers", "other"), ("base_weights", "kbit_upcast", "adapter_weights")),
     "gradients": (("gradients",), ("gradients",)),
-    "optimizer": (("optimizer_state",), ("optimizer",)),
-    "activations": (("activations", "temporaries"), ("activations", "logits")),
+    "optimizer": (("optimizer_state",), ("optimizer", "step_temporaries")),
+    "activations": (("activations", "temporaries"),
+                    ("checkpoints", "activations", "adapter_inputs", "logits")),
 }
 
 
@@ -78,7 +86,7 @@ class Run:
     def compared(self, mode: str) -> int:
         """The estimate's figure that is compared with the measurement (bytes)."""
         e = self.estimate(mode)
-        return e.total - e.get("overhead") if self.kind == TRACKER else e.total
+        return e.total - e.get("overhead") if self.kind in TENSOR_KINDS else e.total
 
     def error(self, mode: str) -> Fraction:
         return relative_error(self.compared(mode), self.measured)
@@ -86,6 +94,11 @@ class Run:
     @property
     def fields(self) -> dict[str, str]:
         return dict(self.query)
+
+    @property
+    def framework(self) -> str:
+        """The run's training stack (every run has one; `hf` when the row names none)."""
+        return self.detailed.inputs.framework.value
 
 
 @dataclass(frozen=True)
@@ -180,6 +193,5 @@ def summary(runs: tuple[Run, ...], mode: str) -> Summary:
 def component_errors(run: Run) -> dict[str, tuple[int, int]]:
     """Ground truth vs detailed mode, by component group: {group: (measured, detailed)}."""
     measured = dict(run.components)
-    detailed = dict(run.detailed.components)
-    return {group: (sum(measured.get(c, 0) for c in cats), sum(detailed.get(c, 0) for c in comps))
+    return {group: (sum(measured.get(c, 0) for c in cats), sum(run.detailed.get(c) for c in comps))
             for group, (cats, comps) in COMPONENT_MAP.items()}

@@ -104,13 +104,15 @@ class ExportSettings:
     also_adapted: tuple[str, ...] = ()  # projections a fused module adapts beyond the targets
 
 
-def _value(inputs: Inputs, name: str, default: str) -> str:
-    v = getattr(inputs, name, None)
-    v = getattr(v, "value", v)
-    return default if v is None else str(v)
+def _loss(value: str) -> str:
+    """The stack's loss as these configs can ask for it: a fused linear cross-entropy
+    (Unsloth, Liger) is not among their loss options, and the chunked loss is the nearest."""
+    return "chunked" if value == "fused" else value
 
 
 def settings(inputs: Inputs, epochs: Decimal = Decimal(1), cards: int = 1) -> ExportSettings:
+    """What the exports carry: the inputs with the stack's knobs resolved (`Inputs.knobs`)."""
+    k = inputs.knobs
     names, modules = _module_names(inputs), hf_modules(inputs)
     extra = tuple(k for k, n in names.items() if n in modules and k not in inputs.targets.modules)
     return ExportSettings(
@@ -118,8 +120,8 @@ def settings(inputs: Inputs, epochs: Decimal = Decimal(1), cards: int = 1) -> Ex
         modules=tuple(modules), seq=inputs.seq, batch=inputs.batch, ckpt=inputs.ckpt,
         optimizer=inputs.optimizer, flash=getattr(inputs, "flash", True),
         dquant=getattr(inputs, "dquant", True),
-        loss=_value(inputs, "loss", "full"), opt_step=_value(inputs, "opt_step", "fused"),
-        act_offload=bool(getattr(inputs, "act_offload", False)), epochs=epochs, cards=cards,
+        loss=_loss(k.loss.value), opt_step=k.opt_step.value,
+        act_offload=bool(k.act_offload), epochs=epochs, cards=cards,
         also_adapted=extra if inputs.method is not Method.FULL else ())
 
 

@@ -19,7 +19,8 @@ from typing import Callable, Iterable, Mapping, Sequence, TypeVar, Union
 from .engine import Inputs, max_rank
 from .errors import CalcError, Problem
 from .fmt import group_symbol
-from .types import Architecture, Method, Mode, Optimizer, Targets, Unit
+from .types import (AdapterDtype, Architecture, Framework, Loss, Method, Mode, OptStep, Optimizer,
+                    Quantized, Targets, Unit)
 
 Raw = Union[str, int, float, bool, Decimal, None]
 Query = Mapping[str, Union[Raw, Sequence[Raw]]]
@@ -51,8 +52,14 @@ INT_LIMITS: dict[str, tuple[int, int]] = {
     "d_out": (1, 1_048_576),
 }
 ARCH_FIELDS = tuple(f.name for f in dc_fields(Architecture))
+#: The training stack and its knobs (engine.md section 6); a knob left out takes the stack's value.
+STACK_FIELDS = ("framework", "adapter_dtype", "loss", "opt_step", "act_offload", "quantized",
+                "kbit_upcast")
 FIELDS = ("model", "config", *ARCH_FIELDS, "method", "rank", "targets", "seq", "batch",
-          "ckpt", "optimizer", "unit", "mode", "flash", "dquant")
+          "ckpt", "optimizer", "unit", "mode", "flash", "dquant", *STACK_FIELDS)
+#: The knobs that take one of an enumeration's values (the others are true/false).
+KNOB_CHOICES: dict[str, type] = {"adapter_dtype": AdapterDtype, "loss": Loss, "opt_step": OptStep,
+                                 "quantized": Quantized}
 
 #: Digits after the decimal point beyond which a value is rounded (no figure shows them).
 MAX_FRACTION_DIGITS = 24
@@ -192,6 +199,17 @@ def read_choice(value: Raw, enum: type[E]) -> E:
     raise _Bad("unknown_choice", value=s)
 
 
+def read_knob(value: Raw, enum: type[E], code: str) -> E:
+    """One of a stack setting's values; `code` names the error (its message lists the values)."""
+    try:
+        return read_choice(value, enum)
+    except _Bad as bad:
+        if bad.code != "unknown_choice":
+            raise
+        raise _Bad(code, value=bad.params["value"],
+                   choices=", ".join(m.value for m in enum)) from None  # type: ignore[attr-defined]
+
+
 def read_positive_decimal(value: Raw, locale: str = "en", hi: int = 10**9) -> Decimal:
     d = read_decimal(value, locale)
     if d == 0:
@@ -280,7 +298,14 @@ def _arch(c: Collector, locale: str) -> tuple[str, Architecture | None]:
 
 def parse(query: Query, locale: str = "en", *, strict: bool = False) -> Inputs:
     """Raw fields -> Inputs. Unknown keys are ignored (a URL may carry tracking keys) unless
-    `strict`. Raises CalcError listing every invalid field."""
+    `strict`. Raises CalcError listing every invalid field.
+
+    The realistic model (`mode=detailed`) is the default. `framework` names a training stack
+    (default `hf`); each knob given overrides the stack's value. An unknown stack or knob value
+    is an error naming the field. A valid knob that does not apply to the configuration
+    (`quantized` or `kbit_upcast` without QLoRA, `adapter_dtype` with full fine-tuning,
+    `act_offload` without gradient checkpointing) is ignored, not an error: a link keeps working
+    when the method or checkpointing changes, and the estimate's JSON shows the knob as null."""
     c = Collector(query)
     if strict:
         for key in query:
@@ -296,9 +321,15 @@ def parse(query: Query, locale: str = "en", *, strict: bool = False) -> Inputs:
         ckpt=c.read("ckpt", read_bool, True),
         optimizer=c.read("optimizer", lambda v: read_choice(v, Optimizer), Optimizer.ADAMW),
         unit=c.read("unit", lambda v: read_choice(v, Unit), Unit.GIB),
-        mode=c.read("mode", lambda v: read_choice(v, Mode), Mode.PLANNING),
+        mode=c.read("mode", lambda v: read_choice(v, Mode), Mode.DETAILED),
         flash=c.read("flash", read_bool, True),
         dquant=c.read("dquant", read_bool, True),
+        framework=c.read("framework", lambda v: read_knob(v, Framework, "unknown_framework"),
+                         Framework.HF),
+        act_offload=c.read("act_offload", read_bool),
+        kbit_upcast=c.read("kbit_upcast", read_bool),
+        **{name: c.read(name, lambda v, e=enum: read_knob(v, e, "unknown_knob_value"))
+           for name, enum in KNOB_CHOICES.items()},
     )
     if kw["unit"] is Unit.MIB:
         c.add("unit", "unknown_choice", value="MiB")
@@ -331,8 +362,12 @@ def to_query(inputs: Inputs) -> dict[str, str]:
         seq=str(inputs.seq), batch=str(inputs.batch), ckpt=str(inputs.ckpt).lower(),
         optimizer=inputs.optimizer.value, unit=inputs.unit.value, mode=inputs.mode.value,
     )
-    if inputs.mode.value == "detailed":  # the detailed options only matter there
+    if inputs.mode.value == "detailed":  # the realistic model's options only matter there
         q.update(flash=str(inputs.flash).lower(), dquant=str(inputs.dquant).lower())
+    q["framework"] = inputs.framework.value
+    for name, value in zip(STACK_FIELDS[1:], inputs.explicit_knobs):
+        if value is not None:  # only the knobs that differ from the stack's (Inputs keeps no other)
+            q[name] = str(value).lower() if isinstance(value, bool) else value.value
     return q
 
 

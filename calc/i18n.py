@@ -64,7 +64,7 @@ FSI, PDI = "\u2068", "\u2069"
 # Problem params that are numbers (Problem.of stores every param as text): shown with fmt.
 _NUMERIC_PARAMS = frozenset({"max", "min", "line", "column", "n", "limit"})
 # Params that echo what the reader typed or a JSON key: isolated in right-to-left messages.
-_VERBATIM_PARAMS = frozenset({"value", "key"})
+_VERBATIM_PARAMS = frozenset({"value", "key", "choices"})
 _NUMBER_RE = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 
 

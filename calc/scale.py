@@ -66,6 +66,9 @@ COMPONENT_PARTS: dict[str, Part] = {
     # FlatParameter; DeepSpeed partitions each parameter). Not optimizer state: PEFT's FP32
     # adapters are their own master copy, the engine counts no separate one for them.
     "fp32_copies": Part.WEIGHTS,
+    # The same two, as the training-stack model names them (calc.engine.realistic).
+    "adapter_weights": Part.WEIGHTS,
+    "kbit_upcast": Part.WEIGHTS,
     # DPO's frozen reference model (full fine-tuning): weights of a second model. TRL prepares
     # it with ZeRO-3 when the run uses ZeRO-3 and with ZeRO disabled (stage 0, a whole copy on
     # every card) otherwise (`trl/models/utils.py`, `prepare_deepspeed`, v1.9.0); with FSDP it
@@ -81,12 +84,19 @@ COMPONENT_PARTS: dict[str, Part] = {
     # is the partitions plus step/n, this gives the partitions plus (step - activations)/n
     # and the unsharded activations, never less.
     "optimizer": Part.OPTIMIZER,
+    # A multi-tensor (foreach) step's temporaries: each card computes them for its own
+    # partition of the state, so they shard with it.
+    "step_temporaries": Part.OPTIMIZER,
     # Activations kept for the backward pass: each card runs its own micro-batch; ZeRO does
     # not partition activations (ZeRO-R's P_a partitions only across model-parallel ranks,
     # section 6.1, and there is no model parallelism here).
     "activations": Part.LOCAL,
     # Logits and the loss buffer: activations of the card's own micro-batch.
     "logits": Part.LOCAL,
+    # The checkpointed layer inputs and PEFT's FP32 copies of the adapters' inputs: activations
+    # of the card's own micro-batch too.
+    "checkpoints": Part.LOCAL,
+    "adapter_inputs": Part.LOCAL,
     # CUDA context, allocator, framework: one per process, one process per card.
     "overhead": Part.LOCAL,
     # Added by this module (detailed mode): working sets that every card holds in full.
@@ -395,7 +405,10 @@ def scaled(inputs: Inputs, scale: Scale = Scale()) -> ScaledEstimate:
     per_gpu.update((k, -(-v // n)) for k, v in lay.sharded)
     order = [k for k, _ in components] + [k for k, _ in lay.whole if k not in dict(components)]
     gpu = tuple((k, per_gpu[k]) for k in order if k in per_gpu)
-    return ScaledEstimate(inputs, scale, est, components, gpu, lay.host)
+    host = lay.host
+    if est.cpu_bytes:  # activation offloading (the stack's act_offload): each card's own
+        host = (*host, ("checkpoints", est.cpu_bytes * n))
+    return ScaledEstimate(inputs, scale, est, components, gpu, host)
 
 
 # --- the fit table --------------------------------------------------------------------------

@@ -48,8 +48,49 @@ class Unit(str, Enum):
 
 
 class Mode(str, Enum):
-    PLANNING = "planning"  # exactly the spec's formula
-    DETAILED = "detailed"  # documented extra terms (issue 8)
+    PLANNING = "planning"  # the textbook formula, exactly as engine.md section 1 gives it
+    DETAILED = "detailed"  # the realistic model of a named training stack (engine.md section 6)
+
+
+class Framework(str, Enum):
+    """Training stacks (engine.md section 6); each is a cited set of the knobs below
+    (calc/data/stacks.json)."""
+
+    HF = "hf"  # Transformers Trainer / TRL + PEFT + bitsandbytes
+    TORCHTUNE = "torchtune"
+    LITGPT = "litgpt"
+    UNSLOTH = "unsloth"
+    QLORA_PAPER = "qlora-paper"  # Dettmers et al. 2023, artidoro/qlora
+
+
+class AdapterDtype(str, Enum):
+    """Storage precision of the LoRA adapters."""
+
+    FP32 = "fp32"  # PEFT's autocast_adapter_dtype upcast
+    BF16 = "bf16"
+
+
+class Loss(str, Enum):
+    """How the loss meets the vocabulary-sized logits."""
+
+    FULL = "full"  # logits materialised, upcast to FP32 for the loss (Transformers)
+    CHUNKED = "chunked"  # BF16 logits kept, upcast and loss chunk by chunk (torchtune, LitGPT)
+    FUSED = "fused"  # fused linear cross-entropy: no logits tensor (Unsloth, Liger)
+
+
+class OptStep(str, Enum):
+    """How the optimizer step runs."""
+
+    FUSED = "fused"  # one kernel per group of tensors: no temporaries
+    FOREACH = "foreach"  # multi-tensor: temporaries of the size of a moment
+    IN_BACKWARD = "in-backward"  # each gradient stepped and freed during the backward pass
+
+
+class Quantized(str, Enum):
+    """Which linear layers QLoRA stores in NF4."""
+
+    ALL_LINEAR = "all-linear"  # every decoder linear (bitsandbytes through Transformers)
+    ADAPTED = "adapted"  # only the LoRA-wrapped linears (torchtune before v0.3.0)
 
 
 class Sharding(str, Enum):

@@ -5,6 +5,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from calc.i18n import t
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -17,11 +21,23 @@ def test_json_output_has_the_interface_keys():
     out = run("--model", "llama-3.1-8b", "--method", "qlora", "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
+    assert data["mode"] == "detailed" and data["framework"] == "hf"  # realistic by default
     assert set(data["components"]) >= {"base_weights", "gradients", "optimizer", "activations", "overhead"}
-    assert data["total_bytes"] == sum(data["components"].values())
-    # 8,030,261,248 x 0.516 bytes (NF4) computed here, not by the engine
-    assert data["components"]["base_weights"] == round(8_030_261_248 * 0.516)
+    assert data["total_bytes"] == sum(data["components"].values()) == data["realistic_total_bytes"]
+    # the textbook total beside it: 8,030,261,248 x 0.516 bytes (NF4) computed here, not by the engine
+    assert data["textbook_components"]["base_weights"] == round(8_030_261_248 * 0.516)
+    assert data["textbook_total_bytes"] == sum(data["textbook_components"].values())
+    assert data["textbook_total_bytes"] < data["total_bytes"]
     assert data["trainable_params"] == 41_943_040
+
+
+def test_planning_mode_json():
+    out = run("--model", "llama-3.1-8b", "--method", "qlora", "--mode", "planning", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["mode"] == "planning"
+    assert data["components"]["base_weights"] == round(8_030_261_248 * 0.516)
+    assert data["total_bytes"] == data["textbook_total_bytes"] < data["realistic_total_bytes"]
 
 
 def test_readable_breakdown():
@@ -63,3 +79,32 @@ def test_locales_are_calcs_own():
     (action,) = [a for a in _parser()._actions if a.dest == "locale"]
     assert tuple(action.choices) == LOCALES
     assert run("--locale", "xx").returncode == 2
+# --- the training stack's flags (engine.md section 6) ---------------------------------------
+
+
+def test_cli_stack_flags():
+    out = run("--model", "llama-3.1-8b", "--method", "qlora", "--framework", "torchtune",
+              "--loss", "full", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["framework"] == "torchtune" and data["knobs"]["loss"] == "full"
+    assert data["knobs"]["adapter_dtype"] == "bf16"
+    out = run("--method", "qlora", "--kbit-upcast", "false", "--act-offload", "true", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["knobs"]["kbit_upcast"] is False and data["knobs"]["act_offload"] is True
+    assert data["cpu_bytes"] > 0 and "kbit_upcast" not in data["components"]
+
+
+@pytest.mark.parametrize("args", [("--framework", "megatron"), ("--loss", "sparse"),
+                                  ("--opt-step", "x"), ("--act_offload", "perhaps")])
+def test_cli_exits_2_on_bad_stack_input(args):
+    out = run(*args, "--json")
+    assert out.returncode == 2 and out.stdout == ""
+    assert "Traceback" not in out.stderr and out.stderr.startswith("error:")
+
+
+def test_cli_bad_stack_message_in_persian():
+    out = run("--framework", "megatron", "--locale", "fa")
+    assert out.returncode == 2
+    assert t("field.framework", "fa") in out.stderr and "megatron" in out.stderr

@@ -46,15 +46,6 @@ def hub_id(preset_id: str) -> str:
     return "/".join(source.split("/")[3:5])
 
 
-@dataclass(frozen=True)
-class StackInputs(Inputs):
-    """Inputs with the training-stack fields another change adds (spec section 6)."""
-
-    loss: str = "chunked"
-    opt_step: str = "foreach"
-    act_offload: bool = True
-
-
 CASES = [
     dict(model="llama-3.1-8b", method="qlora", rank=64, targets="all-linear", seq=4096, batch=2,
          ckpt="true", optimizer="adamw-8bit"),
@@ -186,8 +177,8 @@ def test_torchtune_command_parses_and_carries_the_settings(case):
 
 
 def test_stack_fields_when_present():
-    base = q(model="llama-3.1-8b", method="lora", optimizer="adamw")
-    i = StackInputs(**{f: getattr(base, f) for f in Inputs.__dataclass_fields__})
+    i = q(model="llama-3.1-8b", method="lora", optimizer="adamw", loss="chunked",
+          opt_step="foreach", act_offload="true")
     trl = calls(ast.parse(export(i, "trl")))["SFTConfig"]
     assert trl["loss_type"] == "chunked_nll" and trl["activation_offloading"] is True
     assert trl["optim"] == "adamw_torch"  # foreach step: torch.optim.AdamW without fused

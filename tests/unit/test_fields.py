@@ -95,7 +95,8 @@ def test_kv_heads_must_divide_heads():
 
 def test_url_round_trip():
     q = {"model": "mistral-7b", "method": "qlora", "rank": "32", "targets": "qv", "seq": "1024",
-         "batch": "4", "ckpt": "false", "optimizer": "lion", "unit": "GB", "mode": "planning"}
+         "batch": "4", "ckpt": "false", "optimizer": "lion", "unit": "GB", "mode": "planning",
+         "framework": "hf"}
     i = parse(q)
     assert to_query(i) == q
     assert parse(to_query(i)) == i

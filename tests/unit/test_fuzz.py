@@ -3,6 +3,7 @@ value from code), only the typed error escapes, every figure is finite and non-n
 value comes back as markup, and every call returns quickly.
 
 Targets: `fields.parse` (lenient and strict) -> `estimate` (planning and detailed) -> `gpu_fit`;
+the training stack's fields (`framework` and the knobs, valid values mixed with hostile ones);
 the small widgets' readers (`parse_adapter`, `parse_quick`, `parse_cost`) and their engine
 functions; `hfconfig.parse_config` over arbitrary JSON documents and arbitrary text;
 `render.results` / `render.results_json` / `render.widget` of every widget.
@@ -26,7 +27,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from calc import CalcError, catalog, engine
 from calc.engine import estimate, gpu_fit
-from calc.fields import FIELDS, parse
+from calc.fields import FIELDS, parse, to_query
 from calc.hfconfig import ALIASES, parse_config
 from calc.i18n import LOCALES, error_message
 from calc.render import WIDGETS, results, results_json, widget
@@ -82,6 +83,9 @@ HOSTILE = [
     "LLAMA-3.1-8B", "full", "lora", "qlora", "qv", "attention", "all-linear", "adamw",
     "adamw-8bit", "GiB", "GB", "MiB", "planning", "detailed", "bf16", "fp32", "a40", "h100-80",
     "__proto__", "constructor",
+    # training stacks and their knobs (engine.md section 6)
+    "hf", "HF", "torchtune", "litgpt", "unsloth", "qlora-paper", "qlora_paper", "deepspeed",
+    "full", "chunked", "fused", "foreach", "in-backward", "in_backward", "adapted", "fp16",
 ]
 number_like = st.from_regex(
     r"\A[ +\-−]?[0-9٠-٩۰-۹]{0,12}([.,٫][0-9۰-۹]{0,30})?([eE][+\-]?[0-9]{1,10})?[kmbgtKMBGT]?\s?\Z")
@@ -108,6 +112,26 @@ WIDGET_KEYS = ("n", "bpp", "bpp_custom", "act", "hours", "price", "gpu", "d_in",
                "dtype")
 keys = st.one_of(st.sampled_from(FIELDS + WIDGET_KEYS), st.text(max_size=12))
 queries = st.dictionaries(keys, value, max_size=10)
+#: Valid and invalid values of the stack fields, mixed with the main choices they depend on.
+STACK_VALUES = {
+    "framework": ["hf", "torchtune", "litgpt", "unsloth", "qlora-paper", "TorchTune", "megatron", ""],
+    "adapter_dtype": ["fp32", "bf16", "BF16", "fp16", "int8"],
+    "loss": ["full", "chunked", "fused", "FULL", "sparse"],
+    "opt_step": ["fused", "foreach", "in-backward", "in_backward", "lazy"],
+    "act_offload": ["true", "false", "yes", "0", "maybe", True, False],
+    "quantized": ["all-linear", "adapted", "none"],
+    "kbit_upcast": ["true", "false", "on", "2", False],
+    "method": ["full", "lora", "qlora"],
+    "ckpt": ["true", "false"],
+    "mode": ["detailed", "planning"],
+    "optimizer": ["adamw", "adamw-bf16", "adamw-8bit", "sgd", "lion"],
+    "targets": ["qv", "attention", "all-linear"],
+    "model": ["llama-3.1-8b", "llama-3.2-1b", "qwen2.5-0.5b", "llama-65b"],
+    "seq": ["128", "4096", "131072"],
+    "batch": ["1", "8"],
+}
+stack_queries = st.fixed_dictionaries({}, optional={k: st.one_of(st.sampled_from(v), scalar)
+                                                    for k, v in STACK_VALUES.items()})
 locales = st.one_of(st.sampled_from(LOCALES), st.text(max_size=8))
 
 json_scalar = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70),
@@ -173,6 +197,7 @@ def check_estimate(est) -> None:
         assert isinstance(v, int), name
         check_number(v, name)
     check_number(est.total, "total")
+    check_number(est.cpu_bytes, "cpu_bytes")
     check_number(est.trainable_params, "trainable_params")
     for fit in timed(gpu_fit, est):
         assert fit.cards is None or 1 <= fit.cards <= engine.MAX_CARDS
@@ -272,6 +297,26 @@ def test_parse_estimate_gpu_fit(query, locale, strict):
         from dataclasses import replace
 
         check_estimate(timed(estimate, replace(inputs, mode=Mode.DETAILED)))
+
+
+@FUZZ
+@given(stack_queries, locales, st.booleans())
+def test_stack_fields(query, locale, strict):
+    """The training stack and its knobs: only the typed error escapes; a valid query estimates
+    in both models, its JSON is whole, and its canonical query reads back to the same inputs."""
+    try:
+        inputs = timed(parse, query, locale, strict=strict)
+    except CalcError as err:
+        check_error(err, locale)
+        return
+    est = timed(estimate, inputs)
+    check_estimate(est)
+    out = timed(est.to_json)
+    json.dumps(out)
+    for key in ("total_bytes", "realistic_total_bytes", "textbook_total_bytes", "cpu_bytes"):
+        check_number(out[key], key)
+    assert out["framework"] == inputs.framework.value
+    assert timed(parse, to_query(inputs)) == inputs
 
 
 @FUZZ

@@ -16,7 +16,8 @@ from calc.i18n import (
     PLURAL_CATEGORIES, catalog, error_message, locale_dir, lookup, normalize_locale,
     plural_category, t,
 )
-from calc.types import GpuKind, Method, Mode, Optimizer, Targets
+from calc.types import (AdapterDtype, Framework, GpuKind, Loss, Method, Mode, OptStep, Optimizer,
+                        Quantized, Targets)
 
 LOCALE_DIR = Path(__file__).resolve().parents[2] / "calc" / "locales"
 CATEGORIES = ("zero", "one", "two", "few", "many", "other")
@@ -77,6 +78,8 @@ ERRORS = {
     "json_missing": {"field", "key"},
     "json_bad_value": {"field", "key"},
     "unsupported_arch": {"field", "value"},
+    "unknown_framework": {"field", "value", "choices"},
+    "unknown_knob_value": {"field", "value", "choices"},
     "generic": {"field"},
 }
 UI = {
@@ -88,7 +91,8 @@ UI = {
     "reset": set(), "search_models": set(), "none_fit": set(),
 }
 COMPONENTS = ["base_weights", "gradients", "optimizer", "activations", "overhead", "total", "logits",
-              "fp32_copies", "trainable_params"]
+              "fp32_copies", "trainable_params", "kbit_upcast", "adapter_weights", "step_temporaries",
+              "checkpoints", "adapter_inputs"]
 UNITS = ["GiB", "GB", "MiB", "params", "hours", "bpp", "billions", "x"]
 
 
@@ -112,7 +116,8 @@ def required_keys() -> dict[str, set[str]]:
         keys[f"field.{f}"] = set()
         keys[f"help.{f}"] = set()
     for enum, prefix in ((Method, "method"), (Targets, "targets"), (Optimizer, "optimizer"), (Mode, "mode"),
-                         (GpuKind, "gpu_kind")):
+                         (GpuKind, "gpu_kind"), (Framework, "framework"), (AdapterDtype, "adapter_dtype"),
+                         (Loss, "loss"), (OptStep, "opt_step"), (Quantized, "quantized")):
         for member in enum:
             keys[f"{prefix}.{member.value}"] = set()
     keys["bool.true"] = keys["bool.false"] = set()
@@ -207,16 +212,22 @@ def test_nothing_left_untranslated(loc):
         "fa": {"unit.GiB", "unit.GB", "unit.MiB"},
     }[loc] | {"gpu.label.product-memory"}  # "{product} {memory}": a model name and its size
     names = {"method.lora", "method.qlora", "choice.method.lora", "choice.method.qlora", "optimizer.sgd",
-             "optimizer.adafactor", "optimizer.lion"}
+             "optimizer.adafactor", "optimizer.lion"} | STACK_NAMES
+    if loc == "fa":
+        names -= {"framework.hf"}  # "Transformers و PEFT"
     d = raw(loc)
     assert {k for k in base_keys(d) if d[k] == EN[k]} == same_as_english | names
 
+
+# Training stacks that are product names in every language (engine.md section 6).
+STACK_NAMES = {"framework.hf", "framework.torchtune", "framework.litgpt", "framework.unsloth"}
 
 # Keys whose Persian text is deliberately Latin: method and optimizer names, and the memory
 # unit symbols, which stay GiB/GB/MiB (isolated by fmt) because "گیگابایت" would not say
 # whether 2^30 or 10^9 bytes are meant; and a card's model name beside its memory size.
 FA_LATIN = {"gpu.label.product-memory", "method.lora", "method.qlora", "choice.method.lora", "choice.method.qlora", "optimizer.sgd", "optimizer.adafactor", "optimizer.lion",
-            "unit.GiB", "unit.GB", "unit.MiB", "list.separator"}
+            "unit.GiB", "unit.GB", "unit.MiB", "list.separator",
+            "framework.torchtune", "framework.litgpt", "framework.unsloth"}
 PERSIAN_LETTER = re.compile(r"[\u0621-\u063a\u0641-\u064a\u067e\u0686\u0698\u06a9\u06af\u06cc]")
 
 
@@ -240,7 +251,7 @@ def test_ru_is_cyrillic():
     latin = {k for k, v in ru.items() if not re.search("[а-яё]", v, re.IGNORECASE)}
     assert latin == {"gpu.label.product-memory", "field.gpu", "table.gpu", "table.cards_of", "method.lora", "method.qlora",
                      "choice.method.lora", "choice.method.qlora", "optimizer.sgd", "optimizer.adafactor",
-                     "optimizer.lion", "unit.billions", "unit.x", "list.separator"}
+                     "optimizer.lion", "unit.billions", "unit.x", "list.separator"} | STACK_NAMES
 
 
 @pytest.mark.parametrize("loc", LOCALES)
@@ -322,7 +333,8 @@ def test_locale_dir_and_normalize():
 
 # --- error messages ------------------------------------------------------------------------
 
-SAMPLE = {"value": "llama-9000b", "max": 1024, "min": 1, "line": 3, "column": 14, "key": "hidden_size"}
+SAMPLE = {"value": "llama-9000b", "max": 1024, "min": 1, "line": 3, "column": 14, "key": "hidden_size",
+          "choices": "hf, torchtune"}
 
 
 @pytest.mark.parametrize("loc", LOCALES)
@@ -338,6 +350,8 @@ def test_every_error_renders(code, loc):
             assert "llama-9000b" in msg
         if "key" in params:
             assert "hidden_size" in msg
+        if "choices" in params:
+            assert "hf, torchtune" in msg
         for name in ("max", "min", "line", "column"):
             if name in params:
                 from calc.fmt import fmt

@@ -69,8 +69,11 @@ def test_8_gpus_zero3_detailed_adds_the_gathered_layers():
     root = 2 * LLAMA3_70B.vocab * LLAMA3_70B.hidden  # parameters of embed_tokens + lm_head
     layer = ceil_div(2 * (LLAMA3_70B.params - root), LLAMA3_70B.layers)  # BF16 bytes
     gathered = 2 * layer + 2 * root + ceil_div(c["gradients"], LLAMA3_70B.layers)
-    expected = (sum(ceil_div(c[k], 8) for k in ("base_weights", "gradients", "optimizer"))
-                + c["activations"] + c["logits"] + c["overhead"] + gathered)
+    sharded = ("base_weights", "gradients", "optimizer", "step_temporaries")
+    local = ("activations", "checkpoints", "adapter_inputs", "logits", "overhead")
+    assert set(c) <= set(sharded) | set(local), "a component this test does not place"
+    expected = (sum(ceil_div(c[k], 8) for k in sharded if k in c)
+                + sum(c[k] for k in local if k in c) + gathered)
     run = scaled(i, Scale(8, Sharding.ZERO3))
     assert dict(run.gpu_components)["gathered_weights"] == gathered
     assert run.per_gpu_total == expected
@@ -80,9 +83,10 @@ def test_8_gpus_zero3_detailed_adds_the_gathered_layers():
 
 SHARDS = {  # ZeRO stages (Rajbhandari et al. 2019, section 5): what each one partitions
     Sharding.DDP: set(),
-    Sharding.ZERO1: {"optimizer"},
-    Sharding.ZERO2: {"optimizer", "gradients"},
-    Sharding.ZERO3: {"optimizer", "gradients", "base_weights", "fp32_copies", "reference_model"},
+    Sharding.ZERO1: {"optimizer", "step_temporaries"},
+    Sharding.ZERO2: {"optimizer", "step_temporaries", "gradients"},
+    Sharding.ZERO3: {"optimizer", "step_temporaries", "gradients", "base_weights", "fp32_copies", "adapter_weights",
+                     "kbit_upcast", "reference_model"},
 }
 
 
@@ -190,9 +194,11 @@ def test_offload_detailed_host_follows_deepspeed():
         t_ = est.trainable_params
         assert dict(run.cpu_components) == {"optimizer": t_ * (4 + 4 + 4), "offload_buffers": t_ * (4 + 2)}
         run = scaled(i, Scale(8, Sharding.ZERO3, Offload.OPTIMIZER_PARAMS))
-        weights = sum(v for k, v in est.components if k in ("base_weights", "fp32_copies"))
+        weights = sum(v for k, v in est.components
+                      if k in ("base_weights", "fp32_copies", "adapter_weights", "kbit_upcast"))
         assert run.cpu_bytes == t_ * 18 + weights
-        assert not {"base_weights", "fp32_copies", "optimizer", "gradients"} & set(dict(run.gpu_components))
+        assert not ({"base_weights", "fp32_copies", "adapter_weights", "kbit_upcast", "optimizer",
+                     "gradients"} & set(dict(run.gpu_components)))
 
 
 def test_offload_on_one_gpu_still_frees_the_card():

@@ -1,0 +1,125 @@
+"""One configuration (`Inputs`) and its estimate (`Estimate`), by component, in bytes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..types import (AdapterDtype, Architecture, Framework, Loss, Method, Mode, OptStep, Optimizer,
+                     Quantized, Targets, Unit)
+from .constants import LEGACY_COMPONENTS, REALISTIC_COMPONENTS, SHARDED
+from .stacks import KNOBS, Knobs, KnobValue, knobs_of, normalized
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """One configuration of the calculator. Field names are the interface's (engine.md).
+
+    The realistic model (`mode=detailed`) is the default. The knobs (`adapter_dtype` ...
+    `kbit_upcast`) are None for "the stack's value"; an explicit knob equal to the stack's
+    value, or one that does not apply (see `calc.engine.stacks.applies`), is stored as None, so
+    that configurations that estimate the same compare equal.
+    """
+
+    arch: Architecture
+    model: str = "llama-3.1-8b"
+    method: Method = Method.LORA
+    rank: int = 16
+    targets: Targets = Targets.ALL_LINEAR
+    seq: int = 2048
+    batch: int = 1
+    ckpt: bool = True
+    optimizer: Optimizer = Optimizer.ADAMW
+    unit: Unit = Unit.GIB
+    mode: Mode = Mode.DETAILED
+    flash: bool = True  # realistic model: flash attention (no s x s scores kept)
+    dquant: bool = True  # realistic model: NF4 double quantisation
+    framework: Framework = Framework.HF
+    adapter_dtype: AdapterDtype | None = None
+    loss: Loss | None = None
+    opt_step: OptStep | None = None
+    act_offload: bool | None = None
+    quantized: Quantized | None = None
+    kbit_upcast: bool | None = None
+
+    def __post_init__(self) -> None:
+        given = self.explicit_knobs
+        canonical = normalized(self.framework, self.method, self.ckpt, given)
+        if canonical != given:
+            for name, value in zip(KNOBS, canonical):
+                object.__setattr__(self, name, value)
+
+    @property
+    def explicit_knobs(self) -> tuple[KnobValue | None, ...]:
+        return tuple(getattr(self, k) for k in KNOBS)
+
+    @property
+    def knobs(self) -> Knobs:
+        """The knob values the realistic model uses (the stack's, overridden)."""
+        return knobs_of(self.framework, self.method, self.ckpt, self.explicit_knobs)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    inputs: Inputs
+    trainable_params: int
+    components: tuple[tuple[str, int], ...]
+    #: Host memory the run needs for what it moved off the GPU (act_offload); not in `total`.
+    cpu_bytes: int = 0
+
+    @property
+    def total(self) -> int:
+        return sum(v for _, v in self.components)
+
+    def get(self, name: str) -> int:
+        """A component's bytes (0 for a realistic component this estimate does not have),
+        `total` or `trainable_params`; KeyError for an unknown name."""
+        if name == "total":
+            return self.total
+        if name == "trainable_params":
+            return self.trainable_params
+        parts = dict(self.components)
+        if name in parts:
+            return parts[name]
+        if name in LEGACY_COMPONENTS:
+            return sum(parts.get(n, 0) for n in LEGACY_COMPONENTS[name])
+        if name in REALISTIC_COMPONENTS:
+            return 0
+        raise KeyError(name)
+
+    @property
+    def sharded(self) -> int:
+        """What ZeRO-3/FSDP divides among cards: weights, gradients, optimizer state."""
+        return sum(v for k, v in self.components if k in SHARDED)
+
+    @property
+    def per_card(self) -> int:
+        """What every card keeps whatever the number of cards: activations and overhead."""
+        return self.total - self.sharded
+
+    def to_json(self) -> dict[str, object]:
+        """The interface's JSON: the estimate of the mode asked for, and beside it the textbook
+        total and the realistic one, the stack and the knob values used."""
+        from . import estimate  # the package's dispatcher (planning or realistic)
+        from dataclasses import replace
+
+        i = self.inputs
+        out: dict[str, object] = {
+            "model": i.model,
+            "method": i.method.value,
+            "mode": i.mode.value,
+            "total_bytes": self.total,
+            "components": dict(self.components),
+            "trainable_params": self.trainable_params,
+            "params": i.arch.params,
+        }
+        other = estimate(replace(i, mode=Mode.PLANNING if i.mode is Mode.DETAILED else Mode.DETAILED))
+        realistic, textbook = (self, other) if i.mode is Mode.DETAILED else (other, self)
+        out["realistic_total_bytes"] = realistic.total
+        out["textbook_total_bytes"] = textbook.total
+        out["textbook_components"] = dict(textbook.components)
+        out["cpu_bytes"] = realistic.cpu_bytes
+        out["framework"] = i.framework.value
+        out["knobs"] = i.knobs.to_json()
+        out["explicit_knobs"] = {k: (v.value if hasattr(v, "value") else v)
+                                 for k, v in zip(KNOBS, i.explicit_knobs) if v is not None}
+        return out

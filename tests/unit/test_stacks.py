@@ -1,0 +1,321 @@
+"""Training stacks (engine.md section 6): the data file, each knob's named component, the
+interface fields, bad input.
+
+Expected byte counts are written out here from the model's stated formulas (the derivations in
+calc/engine/constants.py's comments, which cite the libraries' code) with the architecture's
+own numbers, never read back from the engine's components.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from fractions import Fraction
+
+import pytest
+
+from calc import engine
+from calc.engine import Inputs, estimate, stacks
+from calc.engine.stacks import KNOBS, parse_stacks, stacks_doc
+from calc.errors import CalcError
+from calc.fields import STACK_FIELDS, parse, to_query
+from calc.i18n import t
+from calc.types import (AdapterDtype, Architecture, Framework, Loss, Method, Mode, OptStep,
+                        Optimizer, Quantized, Targets)
+
+LOCALES = ("en", "tr", "pt", "ru", "fa")
+GIB = 2**30
+
+# Llama 3.1 8B and Llama 3.2 1B as their config.json files give them.
+L8B = Architecture(params=8_030_261_248, layers=32, hidden=4096, ffn=14336, heads=32, kv_heads=8,
+                   head_dim=128, vocab=128256, tied=False)
+L1B = Architecture(params=1_235_814_400, layers=16, hidden=2048, ffn=8192, heads=32, kv_heads=8,
+                   head_dim=64, vocab=128256, tied=True)
+SHAPES_8B = {"q": (4096, 4096), "k": (4096, 1024), "v": (4096, 1024), "o": (4096, 4096),
+             "gate": (4096, 14336), "up": (4096, 14336), "down": (14336, 4096)}
+ALL = ("q", "k", "v", "o", "gate", "up", "down")
+
+
+def realistic(**kw) -> engine.Estimate:
+    return estimate(Inputs(arch=kw.pop("arch", L8B), mode=Mode.DETAILED, **kw))
+
+
+def parts(e: engine.Estimate) -> dict[str, int]:
+    return dict(e.components)
+
+
+def only_changed(a: engine.Estimate, b: engine.Estimate) -> dict[str, int]:
+    """{component: b - a} for the components that differ (absent = 0)."""
+    pa, pb = parts(a), parts(b)
+    return {k: pb.get(k, 0) - pa.get(k, 0) for k in set(pa) | set(pb) if pa.get(k, 0) != pb.get(k, 0)}
+
+
+def lora_params(r: int, modules=ALL, shapes=SHAPES_8B, layers=32) -> int:
+    return layers * sum(r * (shapes[m][0] + shapes[m][1]) for m in modules)
+
+
+# --- the data file -----------------------------------------------------------------------------
+
+
+def test_every_stack_loads_with_every_knob_cited():
+    loaded = stacks()
+    assert set(loaded) == set(Framework)
+    doc = stacks_doc()
+    assert doc["default"] == "hf"
+    for fid, body in doc["stacks"].items():
+        assert body["name"].strip()
+        assert set(body["knobs"]) == set(KNOBS), fid
+        for knob, setting in body["knobs"].items():
+            for where, s in [("", setting), *[(m, v) for m, v in setting.get("by_method", {}).items()]]:
+                src = s["source"]
+                for key in ("repo", "version", "path", "where", "says"):
+                    assert isinstance(src[key], str) and len(src[key].strip()) >= 3, (fid, knob, where, key)
+                assert "/" in src["repo"], (fid, knob, where)  # owner/name
+                assert any(ch.isdigit() for ch in src["version"]), (fid, knob, where)  # a named version
+
+
+def test_stack_values_are_the_libraries_defaults():
+    """The values engine.md section 6 and the cited code give (the citations are in the file)."""
+    expect = {
+        Framework.HF: ("fp32", "full", "fused", False, "all-linear", True),
+        Framework.TORCHTUNE: ("bf16", "chunked", "fused", False, "all-linear", False),
+        Framework.LITGPT: ("bf16", "chunked", "foreach", False, "all-linear", False),
+        Framework.UNSLOTH: ("fp32", "fused", "fused", True, "all-linear", False),
+        Framework.QLORA_PAPER: ("bf16", "full", "fused", False, "all-linear", False),
+    }
+    for fw, values in expect.items():
+        s = stacks()[fw]
+        assert tuple(s.value(k, Method.LORA) for k in KNOBS) == values, fw
+    assert stacks()[Framework.TORCHTUNE].value("opt_step", Method.FULL) is OptStep.IN_BACKWARD
+    assert stacks()[Framework.LITGPT].value("opt_step", Method.QLORA) is OptStep.FUSED
+
+
+def test_a_bad_data_file_is_refused():
+    doc = json.loads(json.dumps(stacks_doc()))
+    doc["stacks"]["hf"]["knobs"]["loss"]["value"] = "sparse"
+    with pytest.raises(ValueError, match="loss"):
+        parse_stacks(doc)
+    doc = json.loads(json.dumps(stacks_doc()))
+    del doc["stacks"]["unsloth"]["knobs"]["opt_step"]["source"]["path"]
+    with pytest.raises(ValueError, match="path"):
+        parse_stacks(doc)
+    doc = json.loads(json.dumps(stacks_doc()))
+    del doc["stacks"]["litgpt"]
+    with pytest.raises(ValueError, match="litgpt"):
+        parse_stacks(doc)
+
+
+# --- the hf stack's optimizer step -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", list(Method))
+@pytest.mark.parametrize("seq", [128, 2048])
+def test_hf_has_no_step_temporaries(method, seq):
+    """Transformers' Trainer defaults to adamw_torch_fused (torch >= 2.8): one kernel, no lists."""
+    for arch in (L8B, L1B):
+        e = realistic(arch=arch, method=method, seq=seq, optimizer=Optimizer.ADAMW_BF16)
+        assert e.get("step_temporaries") == 0
+        assert "step_temporaries" not in parts(e)
+
+
+def test_foreach_step_adds_a_moment_sized_list_beyond_what_is_freed():
+    """Full fine-tuning of Llama 3.2 1B, pure BF16 AdamW, 128 tokens: the foreach step computes
+    sqrt(v) for all parameters at once, 2 bytes each (BF16 moments), while the activations and
+    logits are already freed; the estimate's peak grows by what exceeds them."""
+    fused = realistic(arch=L1B, method=Method.FULL, seq=128, optimizer=Optimizer.ADAMW_BF16)
+    foreach = realistic(arch=L1B, method=Method.FULL, seq=128, optimizer=Optimizer.ADAMW_BF16,
+                        opt_step=OptStep.FOREACH)
+    h, q, kv, f, L, tokens = 2048, 2048, 512, 8192, 16, 128
+    layer = (2 * h + 2 * q + 4 * kv + 2 * q + 2 * h + 8 * f + 8 * h) * tokens
+    freed = L * 2 * h * tokens + layer + tokens * 128256 * (2 + 4 + 4 + 4)
+    assert only_changed(fused, foreach) == {"step_temporaries": 2 * L1B.params - freed}
+
+
+# --- each knob changes exactly its named component ---------------------------------------------
+
+
+def test_adapter_dtype():
+    """FP32 -> BF16 adapters: weights and gradients halve; PEFT's FP32 input copies (one
+    recomputed layer with checkpointing: 4 bytes x the sum of the adapted inputs' widths per
+    token) disappear; AdamW's FP32 moments stay."""
+    fp32 = realistic(method=Method.LORA, seq=2048)
+    bf16 = realistic(method=Method.LORA, seq=2048, adapter_dtype=AdapterDtype.BF16)
+    t = lora_params(16)
+    assert t == 41_943_040
+    copies = 4 * sum(SHAPES_8B[m][0] for m in ALL) * 2048
+    assert only_changed(fp32, bf16) == {"adapter_weights": -2 * t, "gradients": -2 * t,
+                                        "adapter_inputs": -copies}
+
+
+@pytest.mark.parametrize("ckpt", [True, False])
+def test_loss(ckpt):
+    """full: 2 + 4 + 4 + 4 bytes per token and vocabulary entry (BF16 logits, FP32 log-softmax,
+    two FP32 gradients); chunked: 2 + 4 + 4/8 (BF16 logits, FP32 log-softmax of all chunks, one
+    chunk's upcast); fused: no logits, 2 + 2 x 2 bytes per token and hidden unit."""
+    tokens = 4096 * 2
+    full = realistic(seq=4096, batch=2, ckpt=ckpt)
+    chunked = realistic(seq=4096, batch=2, ckpt=ckpt, loss=Loss.CHUNKED)
+    fused = realistic(seq=4096, batch=2, ckpt=ckpt, loss=Loss.FUSED)
+    assert full.get("logits") == 14 * tokens * 128256
+    assert only_changed(full, chunked) == {"logits": round(Fraction(13, 2) * tokens * 128256) - 14 * tokens * 128256}
+    assert only_changed(full, fused) == {"logits": 6 * tokens * 4096 - 14 * tokens * 128256}
+
+
+def test_opt_step_in_backward_keeps_one_gradient():
+    """torchtune's optimizer_in_bwd: each gradient is stepped and freed as soon as it is
+    complete, so the largest tensor's gradient is what remains (Llama 3.2 1B: the embedding,
+    128,256 x 2,048, in BF16)."""
+    fused = realistic(arch=L1B, method=Method.FULL)
+    inbwd = realistic(arch=L1B, method=Method.FULL, opt_step=OptStep.IN_BACKWARD)
+    assert only_changed(fused, inbwd) == {"gradients": 128256 * 2048 * 2 - 2 * L1B.params}
+    lora = realistic(method=Method.LORA, opt_step=OptStep.IN_BACKWARD)  # largest: B of gate/up
+    assert lora.get("gradients") == 16 * 14336 * 4
+
+
+def test_act_offload_moves_the_checkpoints_to_the_cpu():
+    """The checkpointed layer inputs (L x 2 bytes x hidden per token) go to host memory; the GPU
+    keeps the one being recomputed and the next one being copied back."""
+    kept = realistic(seq=2048)
+    off = realistic(seq=2048, act_offload=True)
+    per_layer = 2 * 4096 * 2048
+    assert only_changed(kept, off) == {"checkpoints": 2 * per_layer - 32 * per_layer}
+    assert off.cpu_bytes == 30 * per_layer and kept.cpu_bytes == 0
+    # without checkpointing there is nothing offloaded: the knob does not apply
+    assert realistic(ckpt=False, act_offload=True) == realistic(ckpt=False)
+
+
+def test_quantized_adapted_keeps_the_other_linears_in_bf16():
+    """QLoRA on q and v only: with quantized=adapted (torchtune <= 0.2) k, o, gate, up and down
+    stay BF16: 2 bytes instead of NF4's 0.5 + 1/64 + 4/(64 x 256) for each of their weights;
+    PEFT's k-bit upcast then doubles them as well."""
+    allq = realistic(method=Method.QLORA, targets=Targets.QV)
+    adapted = realistic(method=Method.QLORA, targets=Targets.QV, quantized=Quantized.ADAPTED)
+    n = 32 * sum(SHAPES_8B[m][0] * SHAPES_8B[m][1] for m in ("k", "o", "gate", "up", "down"))
+    nf4 = Fraction(1, 2) + Fraction(1, 64) + Fraction(4, 64 * 256)
+    base_delta = n * 2 - round(nf4 * (8_030_261_248 - 2 * 128256 * 4096 - 65 * 4096)) \
+        + round(nf4 * (8_030_261_248 - 2 * 128256 * 4096 - 65 * 4096 - n))
+    assert only_changed(allq, adapted) == {"base_weights": base_delta, "kbit_upcast": 2 * n}
+    # all-linear targets: every linear has an adapter, the two values agree
+    assert realistic(method=Method.QLORA).components == \
+        realistic(method=Method.QLORA, quantized=Quantized.ADAPTED).components
+
+
+def test_kbit_upcast():
+    """PEFT's prepare_model_for_kbit_training: the parameters left out of NF4 (embedding and
+    lm_head, 128,256 x 4,096 each, and 2 x 32 + 1 RMSNorm weights of 4,096) go from 2 to 4 bytes."""
+    on = realistic(method=Method.QLORA)
+    off = realistic(method=Method.QLORA, kbit_upcast=False)
+    keep = 2 * 128256 * 4096 + 65 * 4096
+    assert only_changed(off, on) == {"kbit_upcast": 2 * keep}
+
+
+def test_knobs_that_do_not_apply_change_nothing():
+    assert realistic(method=Method.LORA, quantized=Quantized.ADAPTED, kbit_upcast=False) == realistic()
+    assert realistic(method=Method.FULL, adapter_dtype=AdapterDtype.BF16) == realistic(method=Method.FULL)
+    for fw in Framework:  # the textbook formula ignores the stack
+        for method in Method:
+            base = estimate(Inputs(arch=L8B, method=method, mode=Mode.PLANNING))
+            other = estimate(Inputs(arch=L8B, method=method, mode=Mode.PLANNING, framework=fw,
+                                    loss=Loss.FUSED, opt_step=OptStep.FOREACH))
+            assert base.components == other.components
+
+
+def test_a_stack_is_its_knobs():
+    """Choosing a stack estimates exactly as the hf stack with that stack's knobs spelt out."""
+    for fw in Framework:
+        s = stacks()[fw]
+        for method in Method:
+            explicit = {k: s.value(k, method) for k in KNOBS}
+            a = realistic(method=method, framework=fw)
+            b = realistic(method=method, **explicit)
+            assert a.components == b.components, (fw, method)
+
+
+def test_qlora_65b_on_48_gb_with_both_stacks():
+    """The guide's story (issue 13): with PEFT's defaults QLoRA 65B (r = 64, all linear layers,
+    512 tokens) does not fit a 48 GB card under the 95 % rule; with the paper's setup (BF16
+    adapters, no k-bit upcast) it does. The textbook formula gives 43.3 GiB."""
+    llama65 = Architecture(65 * 10**9, 80, 8192, 22016, 64, 64, 128, 32000, False)
+    kw = dict(arch=llama65, method=Method.QLORA, rank=64, seq=512)
+    usable = 48 * GIB * 95 // 100
+    assert round(estimate(Inputs(mode=Mode.PLANNING, **kw)).total / GIB, 1) == 43.3
+    assert realistic(**kw).total > usable
+    assert realistic(framework=Framework.QLORA_PAPER, **kw).total <= usable
+
+
+# --- the interface -------------------------------------------------------------------------------
+
+
+def test_realistic_and_hf_are_the_defaults_everywhere():
+    i = parse({})
+    assert i.mode is Mode.DETAILED and i.framework is Framework.HF
+    assert all(v is None for v in i.explicit_knobs)
+    assert Inputs(arch=L8B).mode is Mode.DETAILED
+
+
+@pytest.mark.parametrize("query, expected", [
+    ({"framework": "torchtune"}, {}),
+    ({"framework": "torchtune", "loss": "full"}, {"loss": "full"}),
+    ({"framework": "torchtune", "loss": "chunked"}, {}),  # the stack's own value: not repeated
+    ({"loss": "fused", "opt_step": "foreach", "adapter_dtype": "bf16"},
+     {"loss": "fused", "opt_step": "foreach", "adapter_dtype": "bf16"}),
+    ({"method": "qlora", "quantized": "adapted", "kbit_upcast": "false"},
+     {"quantized": "adapted", "kbit_upcast": "false"}),
+    ({"method": "lora", "quantized": "adapted", "kbit_upcast": "false"}, {}),  # not QLoRA: ignored
+    ({"act_offload": "true"}, {"act_offload": "true"}),
+    ({"act_offload": "true", "ckpt": "false"}, {}),  # no checkpointing: nothing to offload
+    ({"framework": "unsloth", "act_offload": "false"}, {"act_offload": "false"}),
+    ({"framework": "QLoRA-Paper", "method": "full", "opt_step": "in-backward"}, {"opt_step": "in-backward"}),
+])
+def test_fields_round_trip_with_only_the_knobs_that_differ(query, expected):
+    i = parse(query)
+    q = to_query(i)
+    assert {k: v for k, v in q.items() if k in STACK_FIELDS[1:]} == expected
+    assert q["framework"] == i.framework.value
+    assert parse(q) == i
+    assert parse(q, strict=True) == i
+
+
+def test_explicit_knob_overrides_the_stack():
+    i = parse({"framework": "torchtune", "loss": "full", "method": "lora"})
+    assert i.knobs.loss is Loss.FULL and i.knobs.adapter_dtype is AdapterDtype.BF16
+
+
+@pytest.mark.parametrize("field, value, code", [
+    ("framework", "deepspeed", "unknown_framework"),
+    ("framework", "hf; rm -rf /", "unknown_framework"),
+    ("adapter_dtype", "fp16", "unknown_knob_value"),
+    ("loss", "chunky", "unknown_knob_value"),
+    ("opt_step", "lazy", "unknown_knob_value"),
+    ("quantized", "none", "unknown_knob_value"),
+    ("act_offload", "maybe", "bad_bool"),
+    ("kbit_upcast", "2", "bad_bool"),
+])
+def test_bad_stack_input_names_the_field_in_every_locale(field, value, code):
+    with pytest.raises(CalcError) as err:
+        parse({"method": "qlora", field: value})
+    assert [(p.field, p.code) for p in err.value.problems] == [(field, code)]
+    for loc in LOCALES:
+        msg = err.value.messages(loc)[field]
+        assert t(f"field.{field}", loc) in msg and value.strip().lower() in msg, (loc, msg)
+        if code != "bad_bool":  # the valid values are listed
+            enum = {"framework": Framework, "adapter_dtype": AdapterDtype, "loss": Loss,
+                    "opt_step": OptStep, "quantized": Quantized}[field]
+            assert all(m.value in msg for m in enum), msg
+
+
+# --- JSON and the command line -------------------------------------------------------------------
+
+
+def test_json_reports_stack_knobs_and_both_totals():
+    e = realistic(method=Method.QLORA, framework=Framework.TORCHTUNE, loss=Loss.FULL)
+    j = e.to_json()
+    assert j["framework"] == "torchtune" and j["mode"] == "detailed"
+    assert j["knobs"] == {"adapter_dtype": "bf16", "loss": "full", "opt_step": "fused",
+                          "act_offload": False, "quantized": "all-linear", "kbit_upcast": False}
+    assert j["explicit_knobs"] == {"loss": "full"}
+    assert j["total_bytes"] == j["realistic_total_bytes"] == sum(j["components"].values())
+    textbook = estimate(replace(e.inputs, mode=Mode.PLANNING))
+    assert j["textbook_total_bytes"] == textbook.total == sum(j["textbook_components"].values())
+    lora = realistic(method=Method.LORA).to_json()
+    assert lora["knobs"]["quantized"] is None and lora["knobs"]["kbit_upcast"] is None
