@@ -135,11 +135,13 @@ audit: $(AUDIT_VENV)/.installed
 	$(if $(wildcard bench/package-lock.json),run npm audit --prefix bench;) \
 	exit $$status
 
-# --- ground truth for the accuracy page (not part of the tests; about 20 minutes) -------------
+# --- ground truth for the accuracy page (not part of the tests; about 30 minutes) -------------
 # PyTorch (CPU build), transformers and peft in their own venv; results recorded in
 # calc/data/ground_truth.json, then compared component by component with detailed mode.
 
 TRUTH_VENV := .venv-truth
+# TRUTH_ARGS, e.g. "--new" (only the knob runs, merged into the recorded file) or "--only NAME".
+TRUTH_ARGS ?=
 
 $(TRUTH_VENV)/.installed: bench/requirements-truth.txt
 	test -x $(TRUTH_VENV)/bin/python || $(PYTHON) -m venv $(TRUTH_VENV)
@@ -148,7 +150,7 @@ $(TRUTH_VENV)/.installed: bench/requirements-truth.txt
 
 .PHONY: truth
 truth: $(TRUTH_VENV)/.installed $(VENV_STAMP)
-	$(TRUTH_VENV)/bin/python -W ignore bench/ground_truth.py
+	$(TRUTH_VENV)/bin/python -W ignore bench/ground_truth.py $(TRUTH_ARGS)
 	$(PY) bench/compare_truth.py
 
 # --- accuracy against published runs (not a test; seconds) -------------------------------------

@@ -6,9 +6,15 @@ Not part of the test suite. Run it in its own environment (see `bench/requiremen
     .venv-truth/bin/pip install -r bench/requirements-truth.txt
     .venv-truth/bin/python bench/ground_truth.py            # writes calc/data/ground_truth.json
     .venv/bin/python bench/compare_truth.py                 # against calc's detailed mode
+    .venv-truth/bin/python bench/ground_truth.py --new      # only the knob runs, merged in
+    .venv-truth/bin/python bench/ground_truth.py --list     # the configurations' names
+    .venv-truth/bin/python bench/ground_truth.py --only loss=chunked 8b-lora   # by name
 
-About 20 minutes on two CPU cores: 18 runs under fake tensors (the 8B ones take 25-75 s
-each) and the QLoRA run with real tensors (about 7 minutes).
+About 30 minutes on two CPU cores: 18 runs under fake tensors (the 8B ones take 25-75 s
+each), the QLoRA run with real tensors (about 7 minutes), and 18 runs of Llama 3.2 1B with
+the training-stack knobs (bench/truth_knobs.py: chunked loss, fused / foreach / in-backward
+optimizer step, BF16 adapters; about 10 minutes). `--only` and `--new` merge their runs into
+the recorded file (a run's `name` is its key) and refuse to when the library versions differ.
 
 What it does, per configuration:
 
@@ -25,6 +31,7 @@ What it does, per configuration:
   "eager" attention (scores materialised) to check the no-flash term;
 - `torch.optim.AdamW` in its `foreach` form, which is what PyTorch picks by default for CUDA
   tensors (on the CPU it would default to the per-parameter loop, with smaller temporaries);
+  the knob runs name their form in `knobs.opt_step` (fused, foreach, in backward);
 - QLoRA once, on a small custom Llama-shaped model with real tensors (bitsandbytes' 4-bit
   layers do not run on fake tensors; on the CPU they are slow): `run_qlora`;
 - three real training steps (forward, loss, backward, optimizer step, zero_grad) under
@@ -59,6 +66,10 @@ from pathlib import Path
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.distributed._tools.mem_tracker import MemTracker, _MemRefType
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from truth_knobs import (CHUNKS, NOTES, Config, knob_configurations, loss_of,  # noqa: E402
+                         optimizers)
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "calc" / "data" / "ground_truth.json"
@@ -110,7 +121,9 @@ class TrueTracker(MemTracker):
                     and self._param_to_grad_hook_handles.get(param, None) is None):
                 self._param_to_grad_hook_handles[param] = (
                     param.register_hook(_grad_hook),
-                    param.register_post_accumulate_grad_hook(lambda p: _grad_hook(p.grad)),
+                    # p.grad is None here when an in-backward step has already freed it
+                    param.register_post_accumulate_grad_hook(
+                        lambda p: None if p.grad is None else _grad_hook(p.grad)),
                 )
         buffer_memory = 0
         for buffer in module.buffers():
@@ -154,7 +167,7 @@ def _no_device_moves():
         torch.nn.Module.to = orig
 
 
-def build(model_id: str, method: str, ckpt: bool, attn: str):
+def build(model_id: str, method: str, ckpt: bool, attn: str, adapter_dtype: str = "fp32"):
     from transformers import LlamaConfig, LlamaForCausalLM
 
     cfg = LlamaConfig(**MODELS[model_id], max_position_embeddings=8192,
@@ -172,33 +185,49 @@ def build(model_id: str, method: str, ckpt: bool, attn: str):
 
         model.enable_input_require_grads() if ckpt else None
         with _no_device_moves():
+            # autocast_adapter_dtype=True (PEFT's default) upcasts BF16 adapters to FP32;
+            # False leaves them in the base layer's dtype (BF16 here)
             model = get_peft_model(model, LoraConfig(r=RANK, lora_alpha=2 * RANK, lora_dropout=0.0,
                                                      target_modules=TARGETS, bias="none",
-                                                     task_type="CAUSAL_LM"))
+                                                     task_type="CAUSAL_LM"),
+                                   autocast_adapter_dtype=adapter_dtype == "fp32")
     trainable = [p for p in model.parameters() if p.requires_grad]
     return model, trainable
 
 
-def run(model_id: str, method: str, ckpt: bool, seq: int, attn: str = "sdpa") -> dict:
+def run(cfg: Config) -> dict:
+    """One configuration under the tracker. Without knobs: the earlier loop (foreach step, HF
+    loss, the output kept until after the step); with knobs: the stack's step (truth_knobs)."""
+    model_id, method, ckpt, seq, attn = cfg.model, cfg.method, cfg.ckpt, cfg.seq, cfg.attn
+    kn = dict(cfg.knobs or ())
     t0 = time.perf_counter()
     with FakeTensorMode(allow_non_fake_inputs=True):
-        model, trainable = build(model_id, method, ckpt, attn)
-        # foreach=True: what AdamW picks by default for CUDA tensors (one list-sized temporary
-        # during the step); on CPU it would default to the per-parameter loop.
-        opt = torch.optim.AdamW(trainable, lr=1e-4, foreach=True)
+        model, trainable = build(model_id, method, ckpt, attn, kn.get("adapter_dtype") or "fp32")
+        if cfg.knobs is None:
+            # foreach=True: what AdamW picks by default for CUDA tensors (one list-sized temporary
+            # during the step); on CPU it would default to the per-parameter loop.
+            opts = [torch.optim.AdamW(trainable, lr=1e-4, foreach=True)]
+        else:
+            opts = optimizers(trainable, kn["opt_step"])
         vocab = MODELS[model_id]["vocab_size"]
         ids = torch.randint(0, vocab, (1, seq))
         pos = torch.arange(seq).unsqueeze(0)
         tracker = TrueTracker()
-        tracker.track_external(model, opt)
+        tracker.track_external(model, *opts)
         per_step = []
         with tracker:
             for _ in range(STEPS):
-                out = model(input_ids=ids, position_ids=pos, labels=ids)
-                out.loss.backward()
-                opt.step()
-                opt.zero_grad(set_to_none=True)
-                del out
+                if cfg.knobs is None:
+                    out = model(input_ids=ids, position_ids=pos, labels=ids)
+                    out.loss.backward()
+                    opts[0].step()
+                    opts[0].zero_grad(set_to_none=True)
+                    del out
+                else:
+                    loss_of(model, ids, pos, kn["loss"]).backward()
+                    if kn["opt_step"] != "in-backward":  # else stepped in backward
+                        opts[0].step()
+                        opts[0].zero_grad(set_to_none=True)
                 tracker.reset_mod_stats()  # per-module stats are per iteration
                 snap = tracker.get_tracker_snapshot("peak")
                 per_step.append(sum(v.get("Total", 0) for v in snap.values()))
@@ -227,7 +256,11 @@ def run(model_id: str, method: str, ckpt: bool, seq: int, attn: str = "sdpa") ->
         "peak_after_step": per_step,
         "seconds": round(time.perf_counter() - t0, 1),
     }
-    del model, opt, tracker
+    if cfg.knobs is not None:
+        row.update(name=cfg.name, knobs=kn, logits_kept=False, date=dt.date.today().isoformat())
+        if kn["loss"] == "chunked":
+            row["loss_chunks"] = CHUNKS
+    del model, opts, tracker
     gc.collect()
     return row
 
@@ -301,20 +334,30 @@ def run_qlora(seq: int = QLORA_SEQ) -> dict:
     return row
 
 
-def configurations(only: str | None):
+def configurations() -> list[Config]:
+    """Every run of the suite: the earlier ones (no knobs), then the knob runs (truth_knobs)."""
     runs = []
     for model_id in MODELS:
         for method in ("full", "lora"):
             for ckpt in (True, False):
                 for seq in LENGTHS:
-                    runs.append((model_id, method, ckpt, seq, "sdpa"))
+                    runs.append(Config(model_id, method, ckpt, seq))
     # attention without flash (HF "eager": the s x s scores are kept), small model only
     for seq in LENGTHS:
-        runs.append(("llama-3.2-1b", "lora", False, seq, "eager"))
-    runs.append(("custom", "qlora", False, QLORA_SEQ, "sdpa"))  # real tensors, see run_qlora
-    if only:
-        runs = [r for r in runs if only in r[0]]
-    return runs
+        runs.append(Config("llama-3.2-1b", "lora", False, seq, "eager"))
+    runs.append(Config("custom", "qlora", False, QLORA_SEQ))  # real tensors, see run_qlora
+    return runs + knob_configurations()
+
+
+def earlier_knobs(row: dict) -> dict:
+    """What the runs without knobs did, in knob names: PEFT's default FP32 adapters, HF's
+    loss, AdamW(foreach=True), the model output kept until after the step."""
+    cfg = Config(row["model"], row["method"], row["ckpt"], row["seq"],
+                 row.get("attn_implementation", "sdpa"))
+    return {"name": cfg.name,
+            "knobs": {"adapter_dtype": None if row["method"] == "full" else "fp32",
+                      "loss": "full", "opt_step": "foreach"},
+            "logits_kept": True}
 
 
 def _bnb_version() -> str | None:
@@ -327,30 +370,55 @@ def _bnb_version() -> str | None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", help="run only the models whose id contains this text")
+    ap.add_argument("--only", nargs="+", metavar="NAME",
+                    help="run only the configurations whose name contains one of these texts "
+                         "(names as --list prints them: model-method-sLENGTH-ckpt[-knob=value])")
+    ap.add_argument("--new", action="store_true",
+                    help="run only the knob configurations (bench/truth_knobs.py)")
+    ap.add_argument("--list", action="store_true", help="print the configurations' names")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--merge", action="store_true",
-                    help="keep the other runs already in --out, replace those run again")
+                    help="keep the other runs already in --out, replace those run again "
+                         "(always so with --only or --new)")
     args = ap.parse_args(argv)
+
+    configs = knob_configurations() if args.new else configurations()
+    if args.only:
+        configs = [c for c in configs if any(t in c.name for t in args.only)]
+    if args.list:
+        print("\n".join(c.name for c in configs))
+        return 0
+    if not configs:
+        print("no configuration matches", file=sys.stderr)
+        return 2
+    merge = (args.merge or args.only or args.new) and args.out.exists()
 
     import peft
     import transformers
 
+    versions = {"torch": torch.__version__, "transformers": transformers.__version__,
+                "peft": peft.__version__, "bitsandbytes": _bnb_version(),
+                "python": sys.version.split()[0]}
+    old = json.loads(args.out.read_text()) if merge else None
+    if old is not None and {k: v for k, v in old["_about"]["versions"].items() if k != "python"} \
+            != {k: v for k, v in versions.items() if k != "python"}:
+        print(f"{args.out} was recorded with {old['_about']['versions']}, this environment has "
+              f"{versions}: run the whole suite instead of merging", file=sys.stderr)
+        return 2
     rows = []
-    for model_id, method, ckpt, seq, attn in configurations(args.only):
-        if method == "qlora":
-            row = run_qlora(seq)
-        else:
-            row = run(model_id, method, ckpt, seq, attn)
-        print(f"{model_id:14} {method:5} ckpt={ckpt!s:5} seq={seq:5} {attn:5} "
-              f"peak {row['peak_bytes'] / 2**30:7.2f} GiB  ({row['seconds']} s)", flush=True)
+    for cfg in configs:
+        row = run_qlora(cfg.seq) if cfg.method == "qlora" else run(cfg)
+        if cfg.knobs is None:
+            row.update(earlier_knobs(row), date=dt.date.today().isoformat())
+        print(f"{cfg.name:70} peak {row['peak_bytes'] / 2**30:7.2f} GiB  ({row['seconds']} s)",
+              flush=True)
         rows.append(row)
-    if args.merge and args.out.exists():
-        def key(r):
-            return (r["model"], r["method"], r["seq"], r["ckpt"], r.get("attn_implementation"))
-        new = {key(r) for r in rows}
-        old = json.loads(args.out.read_text())["runs"]
-        rows = [r for r in old if key(r) not in new] + rows
+    if old is not None:
+        for r in old["runs"]:  # rows recorded before the knobs existed: say what they did
+            if "name" not in r:
+                r.update(earlier_knobs(r), date=old["_about"]["date"])
+        new = {r["name"] for r in rows}
+        rows = [r for r in old["runs"] if r["name"] not in new] + rows
     doc = {
         "_about": {
             "what": "Peak allocated bytes of real training steps of Llama-shaped models, counted "
@@ -358,16 +426,16 @@ def main(argv=None) -> int:
                     "(bench/ground_truth.py). Allocated, not reserved: no allocator cache, no "
                     "CUDA context.",
             "command": ".venv-truth/bin/python bench/ground_truth.py",
-            "date": dt.date.today().isoformat(),
-            "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
-                         "peft": peft.__version__, "bitsandbytes": _bnb_version(),
-                         "python": sys.version.split()[0]},
+            "date": dt.date.today().isoformat(),  # of the last run; each row has its own
+            "versions": versions,
             "steps": STEPS,
             "notes": [
                 "Full fine-tuning: all parameters BF16, torch.optim.AdamW (moments in the "
-                "parameter dtype, BF16): calc optimizer adamw-bf16.",
+                "parameter dtype, BF16): calc optimizer adamw-bf16; its form (foreach, fused, "
+                "in backward) is the row's knobs.opt_step.",
                 "LoRA: PEFT, r=16 on q,k,v,o,gate,up,down, lora_alpha=32, dropout 0; adapter "
-                "weights FP32 (PEFT's autocast_adapter_dtype default); AdamW moments FP32.",
+                "weights FP32 (PEFT's autocast_adapter_dtype default) unless knobs.adapter_dtype "
+                "is bf16; AdamW moments in the adapters' dtype.",
                 "Gradient checkpointing: HF gradient_checkpointing_enable, non-reentrant.",
                 "Attention: 'sdpa' (fused kernel, no s x s scores) unless attn_implementation "
                 "says 'eager'.",
@@ -378,6 +446,7 @@ def main(argv=None) -> int:
                 "components: the breakdown at the moment of the peak; 'temporaries' are tensors "
                 "created during the backward pass (activation gradients and recomputed "
                 "activations).",
+                *NOTES,
             ],
         },
         "runs": rows,

@@ -160,6 +160,8 @@ def ground_truth() -> dict[str, Any]:
 
 
 def _gt_id(row: Mapping[str, Any]) -> str:
+    if row.get("name"):  # bench/ground_truth.py names every run (knob runs share the settings)
+        return str(row["name"])
     parts = [row["model"], row["method"], f"s{row['seq']}", "ckpt" if row["ckpt"] else "no-ckpt"]
     if not row.get("flash", True):
         parts.append("eager")
