@@ -70,11 +70,7 @@ _ARCH_KEYS: tuple[str, ...] = (
     "vocab",
 )
 #: Optional architecture keys of models.json (0 / default: dense, standard attention).
-_ARCH_OPTIONAL_INTS: tuple[str, ...] = (
-    "experts", "experts_active", "expert_ffn", "shared_experts", "dense_layers",
-    "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim",
-)
-_ARCH_OPTIONAL_BOOLS: tuple[str, ...] = ("experts_fused", "router_linear", "fused_qkv")
+_ARCH_OPTIONAL_INTS: tuple[str, ...] = tuple(k for k in arch_mod.FIELD_LIMITS if k != "moe_every")
 _LAYOUT_BOOLS: tuple[str, ...] = ("qkv_bias", "o_bias", "sinks", "router_bias", "expert_bias")
 KINDS: tuple[str, ...] = ("dense", "moe")
 QK_NORMS: tuple[str, ...] = ("none", "head", "full")

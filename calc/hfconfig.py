@@ -175,7 +175,7 @@ def _experts_key(cfg: dict[str, Any]) -> tuple[str, int] | None:
     found = [(k, _value(cfg, k, 0)) for k in EXPERT_KEYS if cfg.get(k) is not None]
     for k, v in found[1:]:
         if v != found[0][1]:
-            raise _fail("json_conflict", key=k, other=found[0][0])
+            raise _fail("json_conflict", key=k, value=found[0][0])
     return (found[0][0], found[0][1]) if found else None  # type: ignore[return-value]
 
 
@@ -190,9 +190,9 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, experts: tuple[str, int]) 
     top_k = _need(cfg, k_key)
     other = cfg.get("experts_per_token")
     if k_key == "num_experts_per_tok" and other is not None and other != top_k:
-        raise _fail("json_conflict", key="experts_per_token", other=k_key)
+        raise _fail("json_conflict", key="experts_per_token", value=k_key)
     if top_k > n:
-        raise _fail("json_conflict", key=k_key, other=key)
+        raise _fail("json_conflict", key=k_key, value=key)
     out: dict[str, Any] = {"experts": n, "experts_active": top_k}
     if model_type in ("mixtral", "olmoe", "gpt_oss"):
         out["expert_ffn"] = _need(cfg, "intermediate_size")
@@ -217,7 +217,7 @@ def _moe_fields(cfg: dict[str, Any], model_type: str, experts: tuple[str, int]) 
         out["moe_every"] = step
         layers = cfg.get("moe_layers")
         if layers is not None and layers != list(range(step - 1, _need(cfg, "num_hidden_layers"), step)):
-            raise _fail("json_conflict", key="moe_layers", other="interleave_moe_layer_step")
+            raise _fail("json_conflict", key="moe_layers", value="interleave_moe_layer_step")
     return out
 
 
