@@ -6,8 +6,12 @@ weights) and `calc/data/gpus.json` the cards and Apple unified-memory sizes with
 an example hourly price. Both are read once with `importlib.resources` (works from a source
 tree, an installed wheel and Pyodide alike) and cached.
 
-`count_params` recomputes a model's total parameter count from its shapes; the unit tests use it
-as an independent check of every preset's published `params`.
+`count_params` recomputes a dense model's total parameter count from its shapes, and
+`ModelPreset.counted_params` any preset's (mixture-of-experts and latent attention through
+`calc.arch.params`); the unit tests use them as an independent check of every preset's `params`.
+A mixture-of-experts preset also records the published totals (`published`: total and active
+parameters as the model card or paper states them, with the source), and each preset its kind
+(`dense` or `moe`) for the model picker.
 
 A card's name as readers see it comes from `gpu_label(gpu, locale)`: the model name (`product`,
 a proper name kept in Latin letters in every locale), the words of the locale's message catalog
@@ -25,6 +29,7 @@ from functools import lru_cache
 from importlib.resources import files
 from typing import Any, Mapping, Protocol
 
+from . import arch as arch_mod
 from .errors import CalcError
 from .fmt import fmt
 from .i18n import normalize_locale, t
@@ -34,6 +39,7 @@ __all__ = [
     "CatalogDataError",
     "Gpu",
     "ModelPreset",
+    "Published",
     "count_params",
     "count_params_of",
     "GPU_LABELS",
@@ -63,6 +69,11 @@ _ARCH_KEYS: tuple[str, ...] = (
     "head_dim",
     "vocab",
 )
+#: Optional architecture keys of models.json (0 / default: dense, standard attention).
+_ARCH_OPTIONAL_INTS: tuple[str, ...] = tuple(k for k in arch_mod.FIELD_LIMITS if k != "moe_every")
+_LAYOUT_BOOLS: tuple[str, ...] = ("qkv_bias", "o_bias", "sinks", "router_bias", "expert_bias")
+KINDS: tuple[str, ...] = ("dense", "moe")
+QK_NORMS: tuple[str, ...] = ("none", "head", "full")
 
 
 class CatalogDataError(RuntimeError):
@@ -91,11 +102,30 @@ class ArchShape(Protocol):
 
 
 @dataclass(frozen=True)
+class Published:
+    """A model's size as its authors state it: total parameters and, for a mixture-of-experts
+    model, the parameters active per token, with where it is said. `part` is "text" when the
+    preset is the language model of a multimodal checkpoint (its vision tower left out);
+    `active_embeddings` says whether the stated active figure counts the input embedding
+    (Mistral AI, Qwen, Meta) or not (OpenAI's gpt-oss card, DeepSeek)."""
+
+    params: int
+    source: str
+    active: int | None = None
+    active_embeddings: bool = True
+    part: str = "all"
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class ModelPreset:
     """A named open model and its architecture.
 
-    `qkv_bias`, `norms_per_layer` and `qk_norm` describe the few terms in which a family departs
-    from the plain Llama layout; they only matter to `count_params`.
+    `layout` holds the few terms in which a family departs from the plain Llama layout (q/k/v
+    biases, norms per layer, q/k norms, gpt-oss's sinks and expert biases); they only matter to
+    the parameter count. `experts_checkpoint` is the storage of the routed experts in the
+    published checkpoint when it is not the training dtype (gpt-oss: "mxfp4"; transformers
+    dequantises it to BF16 for training, see calc.arch.EXPERTS_TRAINING_DTYPE).
     """
 
     id: str
@@ -103,22 +133,35 @@ class ModelPreset:
     family: str
     arch: Architecture
     source: str
-    qkv_bias: bool = False
-    norms_per_layer: int = 2
-    qk_norm: bool = False
+    layout: arch_mod.Layout = arch_mod.Layout()
+    kind: str = "dense"
+    published: Published | None = None
+    experts_checkpoint: str | None = None
+
+    @property
+    def qkv_bias(self) -> bool:
+        return self.layout.qkv_bias
+
+    @property
+    def norms_per_layer(self) -> int:
+        return self.layout.norms_per_layer
+
+    @property
+    def qk_norm(self) -> bool:
+        return self.layout.qk_norm != "none"
 
     @property
     def params(self) -> int:
         return self.arch.params
 
+    @property
+    def active_params(self) -> int:
+        """Parameters per token (calc.arch.active_params; embeddings counted)."""
+        return arch_mod.active_params(self.arch, self.layout)
+
     def counted_params(self) -> int:
         """Total parameters recomputed from the shapes (equals `params` for every preset)."""
-        return count_params(
-            self.arch,
-            qkv_bias=self.qkv_bias,
-            norms_per_layer=self.norms_per_layer,
-            qk_norm=self.qk_norm,
-        )
+        return arch_mod.params(self.arch, self.layout)
 
 
 @dataclass(frozen=True)
@@ -276,25 +319,79 @@ def _entries(name: str, data: Mapping[str, Any], key: str) -> list[Mapping[str, 
     return entries
 
 
+def _int_at_least(name: str, entry: Mapping[str, Any], key: str, low: int, default: int) -> int:
+    value = entry.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise CatalogDataError(f"{name}: {entry.get('id')!r}: {key} must be an integer >= {low}")
+    return value
+
+
+def _published(name: str, entry: Mapping[str, Any]) -> Published | None:
+    pub = entry.get("published")
+    if pub is None:
+        return None
+    if not isinstance(pub, dict):
+        raise CatalogDataError(f"{name}: {entry.get('id')!r}: published must be an object")
+    where = {**pub, "id": f"{entry.get('id')}.published"}
+    active = pub.get("active")
+    if active is not None:
+        active = _positive_int(name, where, "active")
+    part = pub.get("part", "all")
+    if part not in ("all", "text"):
+        raise CatalogDataError(f"{name}: {entry.get('id')!r}: published.part must be all or text")
+    note = pub.get("note", "")
+    if not isinstance(note, str):
+        raise CatalogDataError(f"{name}: {entry.get('id')!r}: published.note must be a string")
+    return Published(
+        params=_positive_int(name, where, "params"),
+        source=_str(name, where, "source"),
+        active=active,
+        active_embeddings=_bool(name, where, "active_embeddings", True),
+        part=part,
+        note=note,
+    )
+
+
 def _preset(entry: Mapping[str, Any], seen: set[str]) -> ModelPreset:
     name = "models.json"
     preset_id = _check_id(name, entry.get("id"), seen)
     shape = {k: _positive_int(name, entry, k) for k in _ARCH_KEYS}
     if shape["heads"] % shape["kv_heads"]:
         raise CatalogDataError(f"{name}: {preset_id!r}: kv_heads must divide heads")
-    norms = entry.get("norms_per_layer", 2)
-    if isinstance(norms, bool) or not isinstance(norms, int) or norms < 0:
-        raise CatalogDataError(f"{name}: {preset_id!r}: norms_per_layer must be an integer >= 0")
-    arch = Architecture(tied=_bool(name, entry, "tied"), **shape)
+    extra: dict[str, Any] = {k: _int_at_least(name, entry, k, 0, 0) for k in _ARCH_OPTIONAL_INTS}
+    extra["moe_every"] = _int_at_least(name, entry, "moe_every", 1, 1)
+    extra.update({k: _bool(name, entry, k, default) for k, default in
+                  (("experts_fused", True), ("router_linear", False), ("fused_qkv", False))})
+    arch = Architecture(tied=_bool(name, entry, "tied"), **shape, **extra)
+    problems = arch_mod.problems(arch)
+    if problems:
+        raise CatalogDataError(f"{name}: {preset_id!r}: {problems[0].field}: {problems[0].code}")
+    qk_norm = entry.get("qk_norm", False)
+    if isinstance(qk_norm, bool):
+        qk_norm = "head" if qk_norm else "none"
+    if qk_norm not in QK_NORMS:
+        raise CatalogDataError(f"{name}: {preset_id!r}: qk_norm must be true, false or 'full'")
+    layout = arch_mod.Layout(
+        norms_per_layer=_int_at_least(name, entry, "norms_per_layer", 0, 2),
+        qk_norm=qk_norm,
+        **{k: _bool(name, entry, k, False) for k in _LAYOUT_BOOLS},
+    )
+    kind = entry.get("kind")
+    if kind not in KINDS or (kind == "moe") != arch_mod.is_moe(arch):
+        raise CatalogDataError(f"{name}: {preset_id!r}: kind must be 'moe' exactly when experts > 0")
+    checkpoint = entry.get("experts_checkpoint")
+    if checkpoint is not None and checkpoint not in arch_mod.CHECKPOINT_DTYPES:
+        raise CatalogDataError(f"{name}: {preset_id!r}: unknown experts_checkpoint {checkpoint!r}")
     return ModelPreset(
         id=preset_id,
         name=_str(name, entry, "name"),
         family=_str(name, entry, "family"),
         arch=arch,
         source=_str(name, entry, "source"),
-        qkv_bias=_bool(name, entry, "qkv_bias", False),
-        norms_per_layer=norms,
-        qk_norm=_bool(name, entry, "qk_norm", False),
+        layout=layout,
+        kind=kind,
+        published=_published(name, entry),
+        experts_checkpoint=checkpoint,
     )
 
 

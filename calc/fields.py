@@ -16,6 +16,7 @@ from dataclasses import fields as dc_fields, replace
 from decimal import Context, Decimal, InvalidOperation
 from typing import Callable, Iterable, Mapping, Sequence, TypeVar, Union
 
+from . import arch as arch_mod
 from .engine import Inputs, max_rank
 from .errors import CalcError, Problem
 from .fmt import group_symbol
@@ -45,13 +46,17 @@ ARCH_LIMITS: dict[str, tuple[int, int]] = {
 }
 INT_LIMITS: dict[str, tuple[int, int]] = {
     **ARCH_LIMITS,
+    **arch_mod.FIELD_LIMITS,  # mixture-of-experts and latent attention (0: dense / standard)
     "rank": (1, 65_536),
     "seq": (1, 16_777_216),
     "batch": (1, 65_536),
     "d_in": (1, 1_048_576),
     "d_out": (1, 1_048_576),
 }
-ARCH_FIELDS = tuple(f.name for f in dc_fields(Architecture))
+#: Interface fields of the architecture. The yes/no facts about a checkpoint's modeling code
+#: (experts_fused, router_linear, fused_qkv: calc.arch.BOOL_FIELDS) come with a preset or a
+#: config.json, not from the form; a custom model takes their defaults.
+ARCH_FIELDS = tuple(f.name for f in dc_fields(Architecture) if f.name not in arch_mod.BOOL_FIELDS)
 #: The training stack and its knobs (engine.md section 6); a knob left out takes the stack's value.
 STACK_FIELDS = ("framework", "adapter_dtype", "loss", "opt_step", "act_offload", "quantized",
                 "kbit_upcast")
@@ -275,11 +280,11 @@ def _arch(c: Collector, locale: str) -> tuple[str, Architecture | None]:
         kv = given.get("kv_heads") or heads
         tied = bool(given.get("tied", False))
         params = given.get("params")
-        if params is None:
-            params = catalog.count_params_of(given["layers"], hidden, given["ffn"], heads, kv,
-                                             head_dim, given["vocab"], tied)
-        base = Architecture(params, given["layers"], hidden, given["ffn"], heads, kv,
-                            head_dim, given["vocab"], tied)
+        extra = {n: given[n] for n in arch_mod.FIELD_LIMITS if n in given}
+        base = Architecture(params or 0, given["layers"], hidden, given["ffn"], heads, kv,
+                            head_dim, given["vocab"], tied, **extra)
+        if params is None and not arch_mod.problems(base):
+            base = replace(base, params=arch_mod.params(base))
         given = {}
     else:
         try:
@@ -292,6 +297,10 @@ def _arch(c: Collector, locale: str) -> tuple[str, Architecture | None]:
     arch = replace(base, **given) if given else base
     if arch.heads % arch.kv_heads:
         c.add("kv_heads", "heads_mismatch")
+        return model, None
+    found = arch_mod.problems(arch)  # experts_active > experts, expert fields on a dense model
+    if found:
+        c.problems.extend(found)
         return model, None
     return model, arch
 

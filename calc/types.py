@@ -127,17 +127,40 @@ class GpuKind(str, Enum):
 
 @dataclass(frozen=True)
 class Architecture:
-    """A decoder-only transformer as the engine needs it (Llama-style, SwiGLU MLP)."""
+    """A decoder-only transformer as the engine needs it (Llama-style, gated MLP).
+
+    The fields after `tied` describe mixture-of-experts and multi-head latent attention; their
+    defaults (0, `moe_every` 1) mean a dense model with standard attention, so a dense
+    architecture written with the first nine fields is exactly what it was before they existed.
+    Shapes, parameter counts and LoRA targets built from them are in `calc.arch`.
+    """
 
     params: int  # total parameters, from the model's own published count
     layers: int
     hidden: int
-    ffn: int
+    ffn: int  # dense MLP size (the dense layers of a mixture-of-experts model)
     heads: int
     kv_heads: int
     head_dim: int
     vocab: int
     tied: bool
+    # mixture-of-experts (0 = dense)
+    experts: int = 0  # routed experts per MoE layer
+    experts_active: int = 0  # routed experts per token (top-k)
+    expert_ffn: int = 0  # each routed expert's FFN size
+    shared_experts: int = 0  # always-active experts of size expert_ffn
+    dense_layers: int = 0  # leading dense layers (DeepSeek first_k_dense_replace)
+    moe_every: int = 1  # layer i (from dense_layers on) is MoE when (i + 1) % moe_every == 0
+    # multi-head latent attention (0 = standard attention)
+    q_lora_rank: int = 0  # 0: no query compression (q_proj), else q_a_proj / q_b_proj
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    qk_nope_head_dim: int = 0
+    v_head_dim: int = 0
+    # how the checkpoint's modeling code stores the routed experts (see calc.arch.lora_modules)
+    experts_fused: bool = True  # one 3-D nn.Parameter per projection, not one nn.Linear each
+    router_linear: bool = False  # the router is an nn.Linear (Llama 4), so all-linear adapts it
+    fused_qkv: bool = False  # Phi-3/Phi-4: one qkv_proj and one gate_up_proj per layer
 
     @property
     def q_dim(self) -> int:

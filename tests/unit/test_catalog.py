@@ -104,8 +104,11 @@ def test_shapes_are_sane(preset: ModelPreset) -> None:
     assert isinstance(a, Architecture)
     assert a.heads % a.kv_heads == 0
     assert a.head_dim % 32 == 0
-    assert a.ffn > a.hidden
-    assert 32_000 <= a.vocab <= 262_144
+    if preset.kind == "dense":
+        assert a.ffn > a.hidden and a.experts == 0
+    else:  # gpt-oss: every layer is MoE, its intermediate_size equals hidden_size
+        assert preset.kind == "moe" and 0 < a.experts_active <= a.experts and a.expert_ffn > 0
+    assert 32_000 <= a.vocab <= 262_208  # Gemma 3 4B-27B: 262,208 (their config.json)
     assert preset.source.startswith("https://huggingface.co/")
     assert preset.name and preset.family
     # k and v map hidden -> kv_heads x head_dim (grouped-query attention)
@@ -135,7 +138,8 @@ def test_family_specifics() -> None:
     assert not {"llama-3.1-8b", "qwen2.5-7b", "mistral-7b", "phi-4"} & tied
     qwen25 = [m for m in catalog.models() if m.family == "Qwen2.5"]
     assert len(qwen25) == 7 and all(m.qkv_bias for m in qwen25)
-    assert not any(m.qkv_bias for m in catalog.models() if m.family != "Qwen2.5")
+    # gpt-oss also has q/k/v (and o) biases (transformers 5.24.0 GptOssAttention, attention_bias)
+    assert not any(m.qkv_bias for m in catalog.models() if m.family not in ("Qwen2.5", "gpt-oss"))
     assert catalog.model("llama-3.1-8b").arch.vocab == 128256
     assert catalog.model("llama-2-7b").arch.vocab == 32000
     assert catalog.model("qwen2.5-0.5b").arch.vocab == 151936
