@@ -24,6 +24,7 @@ from calc.render import widget as render_widget
 from calc.render_accuracy import accuracy_table as render_accuracy_table
 
 from . import tables
+from .run_macros import RunMacros
 from .common import DEFAULT_LOCALE, esc
 
 #: Units whose value is integer bytes (`data-bytes`); every other unit gets `data-value`.
@@ -189,9 +190,13 @@ class Macros:
 
     # Text of calc's catalogs in the page's locale, escaped; a key English lacks fails.
     def t(self, key: str, **params: object) -> str:
+        return esc(self.t_plain(key, **params))
+
+    # The same text, not escaped (for the figure emitter, which escapes it).
+    def t_plain(self, key: str, **params: object) -> str:
         if key not in i18n.catalog(DEFAULT_LOCALE):
             raise KeyError(f"t(): calc's English catalog has no key {key!r}")
-        return esc(i18n.t(key, self.locale, **params))
+        return i18n.t(key, self.locale, **params)
 
     # A model preset's name (escaped), so that names with digits are never typed.
     def model_name(self, preset_id: str) -> str:
@@ -214,6 +219,8 @@ class Macros:
         names = ("fig", "est", "rot", "quick", "adapter", "cost", "num", "card", "t",
                  "model_name", "gpu_name", "widget", "accuracy_table")
         ctx: dict[str, Any] = {n: getattr(self, n) for n in names}
+        run = RunMacros(self)
+        ctx.update((n, getattr(run, n)) for n in RunMacros.NAMES)
         for name, table in tables.TABLES.items():
             ctx[name] = partial(table, self)
         ctx["C"] = constants()
