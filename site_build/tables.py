@@ -7,6 +7,8 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Callable
 
 from calc import catalog, engine
+from calc.fields import parse
+from calc.scale import STRATEGIES, Offload, Scale, cards_needed, scaled
 from calc.types import GpuKind
 
 from .common import esc
@@ -30,7 +32,14 @@ GPU_CHOICE_ROWS = (
     ("13/14B", "qwen2.5-14b"),
     ("32/34B", "qwen2.5-32b"),
     ("70B", "llama-3.1-70b"),
+    (None, "mixtral-8x7b"),  # mixture-of-experts rows: labelled by the model's name
+    (None, "qwen3-30b-a3b"),
 )
+#: The multi-GPU table: a 70B model on one card kind under every strategy.
+MULTI_GPU_MODEL = "llama-3.1-70b"
+MULTI_GPU_CARD = "h100-80"
+#: The strategies by their own (Latin) names, as practitioners write them in every language.
+SHARDING_NAMES = {"ddp": "DDP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3 / FSDP"}
 METHODS = ("full", "lora", "qlora")
 #: How many fewest-cards options a row of the GPU choice table lists.
 MULTI_GPU_OPTIONS = 3
@@ -90,18 +99,46 @@ def table_gpu_choice(m: Macros) -> str:
                 multi_text = "—"
             else:
                 one_text = "—"
-                multi = sorted((f for f in fits if f.cards is not None),
-                               key=lambda f: (f.cards, -f.gpu.memory_bytes))
+                # the fewest cards as the calculator counts them (calc.scale: ZeRO-3, the
+                # layers every card gathers whole included)
+                needed = cards_needed(parse({"model": preset, "method": method}), Scale())
+                multi = sorted(((f.gpu, needed[f.gpu.id].get("zero3")) for f in fits),
+                               key=lambda g: (g[1] is None, g[1] or 0, -g[0].memory_bytes))
                 multi_text = sep.join(
-                    t("table.cards_of", n=f.cards, card=catalog.gpu_label(f.gpu, m.locale))
-                    for f in multi[:MULTI_GPU_OPTIONS]) or "—"
+                    t("table.cards_of", n=n, card=catalog.gpu_label(g, m.locale))
+                    for g, n in multi[:MULTI_GPU_OPTIONS] if n is not None) or "—"
             rows.append([
-                _size_label(m, size),
+                _size_label(m, size) if size else t("table.moe_model", model=m.model_name(preset)),
                 t("choice.method." + method),
                 m.est(unit="GiB", name="total", model=preset, method=method),
                 one_text,
                 multi_text,
             ])
+    return _table(header, aligns, rows)
+
+
+# A 70B model on one card kind: the fewest cards under each sharding strategy, and with the
+# optimizer offloaded to the CPU (ZeRO-3), with the host RAM that needs (calc.scale).
+def table_multi_gpu(m: Macros) -> str:
+    t = m.t
+    gpu = catalog.gpu(MULTI_GPU_CARD)
+    header = [t("table.method")] + [SHARDING_NAMES[s.value] for s in STRATEGIES] + [
+        t("table.offload_cards"), t("table.offload_host")]
+    aligns = [":--"] + ["--:"] * (len(STRATEGIES) + 2)
+    rows = []
+    for method in METHODS:
+        inputs = parse({"model": MULTI_GPU_MODEL, "method": method})
+        plain = cards_needed(inputs, Scale(), (gpu,))[gpu.id]
+        cells = [t("choice.method." + method)]
+        for s in STRATEGIES:
+            n = plain.get(s.value)
+            cells.append("—" if n is None else m.fig(f"cards.{s.value}", n, "count"))
+        off = Scale(sharding=Scale().sharding, offload=Offload.OPTIMIZER)
+        n = cards_needed(inputs, off, (gpu,))[gpu.id].get(off.sharding.value)
+        cells.append("—" if n is None else m.fig("cards.offload", n, "count"))
+        host = None if n is None else scaled(inputs, Scale(n, off.sharding, off.offload)).cpu_bytes
+        cells.append("—" if host is None else m.fig("cpu_bytes", host, "GiB", 0))
+        rows.append(cells)
     return _table(header, aligns, rows)
 
 
@@ -135,4 +172,5 @@ TABLES: dict[str, Callable[[Macros], str]] = {
     "table_rule_of_thumb": table_rule_of_thumb,
     "table_gpu_choice": table_gpu_choice,
     "table_gpu_catalog": table_gpu_catalog,
+    "table_multi_gpu": table_multi_gpu,
 }
