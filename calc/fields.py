@@ -155,6 +155,11 @@ def read_int(value: Raw, name: str, locale: str = "en") -> int:
     lo, hi = INT_LIMITS[name]
     if name == "params" and isinstance(value, str):
         d = read_count(value, locale)
+    elif name == "seq" and isinstance(value, str) and read_text(value).strip()[-1:] in ("k", "K"):
+        # context lengths are written "4k", "32K", "128k": thousands of 1,024 tokens
+        d = read_decimal(read_text(value).strip()[:-1], locale) * 1024
+        if d != d.to_integral_value():
+            raise _Bad("not_integer")
     else:
         d = read_decimal(value, locale)
         if d != d.to_integral_value():
@@ -254,10 +259,21 @@ class Collector:
             raise CalcError(self.problems)
 
 
+def _read_model(value: Raw) -> str:
+    """A preset by its id, display name or Hugging Face id (`catalog.resolve_model`), or
+    `custom`; anything else is kept as typed, for the catalog's unknown-model message."""
+    from . import catalog
+
+    text = read_text(value).strip()
+    if text.lower() == CUSTOM:
+        return CUSTOM
+    return catalog.resolve_model(text) or text.lower()
+
+
 def _arch(c: Collector, locale: str) -> tuple[str, Architecture | None]:
     from . import catalog
 
-    model = c.read("model", lambda v: read_text(v).lower(), DEFAULT_MODEL) or DEFAULT_MODEL
+    model = c.read("model", _read_model, DEFAULT_MODEL) or DEFAULT_MODEL
     base: Architecture | None = None
     given = {n: c.read(n, lambda v, n=n: read_bool(v) if n == "tied" else read_int(v, n, locale))
              for n in ARCH_FIELDS if c.has(n)}
@@ -321,6 +337,9 @@ def parse(query: Query, locale: str = "en", *, strict: bool = False) -> Inputs:
             if key not in FIELDS:
                 c.add(key, "unknown_field")
     model, arch = _arch(c, locale)
+    for name in ("seq", "batch"):  # a length or micro-batch the reader emptied is not a default
+        if name in query and not c.has(name):
+            c.add(name, "required")
     kw = dict(
         method=c.read("method", lambda v: read_choice(v, Method), Method.LORA),
         rank=c.read("rank", lambda v: read_int(v, "rank", locale), 16),

@@ -33,13 +33,35 @@ def test_values_from_a_url():
 @pytest.mark.parametrize("value, code", [
     ("abc", "not_a_number"), ("NaN", "not_finite"), ("inf", "not_finite"), ("1e400", "too_large"),
     ("-5", "negative"), ("0", "zero"), ("2.5", "not_integer"), ("9" * 5000, "too_long"),
-    ("<script>alert(1)</script>", "not_a_number"), ("<b>1</b>", "not_a_number"), ("", None),
-    ("\U0001F600", "not_a_number")])
+    ("<script>alert(1)</script>", "not_a_number"), ("<b>1</b>", "not_a_number"),
+    ("", "required"), ("  ", "required"), ("\U0001F600", "not_a_number")])
 def test_bad_numbers_name_their_field(value, code):
-    if code is None:
-        assert parse({"seq": value}).seq == 2048  # empty means default
-        return
+    # an emptied length is an error, not the default (issue 19); a query without it is
     assert problems({"seq": value}) == {"seq": code}
+
+
+def test_a_missing_length_is_the_default():
+    assert parse({}).seq == 2048 and parse({"model": "llama-3.1-8b"}).batch == 1
+
+
+@pytest.mark.parametrize("text, tokens", [("4k", 4096), ("32K", 32768), ("128k", 131072),
+                                          ("1.5k", 1536), ("4096", 4096)])
+def test_lengths_in_k(text, tokens):
+    """Context lengths as practitioners write them: k = 1,024 tokens."""
+    assert parse({"seq": text}).seq == tokens
+
+
+@pytest.mark.parametrize("typed", ["llama-3.1-8b", "Llama 3.1 8B", "llama 3.1 8b",
+                                   "meta-llama/Llama-3.1-8B", "Llama-3.1-8B"])
+def test_a_model_by_its_name_or_hub_id(typed):
+    """The picker's display name and the Hugging Face id find the preset (issue 19); the
+    canonical query names it by its id."""
+    i = parse({"model": typed})
+    assert i.model == "llama-3.1-8b" and to_query(i)["model"] == "llama-3.1-8b"
+
+
+def test_an_unknown_model_is_still_an_error():
+    assert problems({"model": "Llama 9 800B"}) == {"model": "unknown_model"}
 
 
 def test_every_bad_field_is_reported_at_once():
