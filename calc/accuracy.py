@@ -38,7 +38,7 @@ from .engine import Estimate, estimate
 from .fields import FIELDS, parse
 
 __all__ = ["Run", "Summary", "measurements", "ground_truth", "ground_truth_runs", "summary",
-           "relative_error", "MODES", "KINDS", "TRACKER", "TENSOR_KINDS", "COMPONENT_MAP"]
+           "relative_error", "multi_gpu_runs", "PerGpu", "MODES", "KINDS", "TRACKER", "TENSOR_KINDS", "COMPONENT_MAP"]
 
 GIB = 2**30
 MODES = ("planning", "detailed")
@@ -150,6 +150,46 @@ def measurements() -> tuple[Run, ...]:
         planning, detailed = _estimates(query)
         runs.append(Run(row["id"], query, _measured(row), row["kind"], row["gpu"],
                         row["source"], row.get("notes", ""), planning, detailed))
+    return tuple(runs)
+
+
+@dataclass(frozen=True)
+class PerGpu:
+    """One GPU's share of a multi-GPU run (`calc.scale.scaled`), read like an `Estimate`."""
+
+    inputs: Any
+    components: tuple[tuple[str, int], ...]
+
+    @property
+    def total(self) -> int:
+        return sum(v for _, v in self.components)
+
+    def get(self, name: str) -> int:
+        return self.total if name == "total" else dict(self.components).get(name, 0)
+
+
+#: The fields of a multi-GPU run beside the engine's (calc.scale).
+SCALE_ROW_FIELDS = ("gpus", "sharding", "offload", "objective")
+
+
+@lru_cache(maxsize=None)
+def multi_gpu_runs() -> tuple[Run, ...]:
+    """The published multi-GPU runs of `calc/data/measurements_multi.json`, each compared per
+    GPU with both models' per-GPU figure (`calc.scale.scaled`: the strategy's shards, the
+    layers every card gathers whole, offload)."""
+    from .scale import parse_scale, scaled
+
+    runs = []
+    for row in _load("measurements_multi.json")["runs"]:
+        query = _query(row)
+        scale = parse_scale({k: _text(row[k]) for k in SCALE_ROW_FIELDS if row.get(k) is not None})
+        per_gpu = []
+        for mode in MODES:
+            r = scaled(parse({**dict(query), "mode": mode}, strict=True), scale)
+            per_gpu.append(PerGpu(r.inputs, r.gpu_components))
+        scale_query = tuple((k, _text(row[k])) for k in SCALE_ROW_FIELDS if row.get(k) is not None)
+        runs.append(Run(row["id"], query + scale_query, _measured(row), row["kind"], row["gpu"],
+                        row["source"], row.get("notes", ""), per_gpu[0], per_gpu[1]))
     return tuple(runs)
 
 

@@ -25,6 +25,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 from . import accuracy, catalog, html
+from .render_throughput import throughput_block
 from .accuracy import MODES, Run
 from .fmt import fmt
 from .i18n import normalize_locale, t
@@ -155,18 +156,30 @@ def _config(run: Run, gpu: str, loc: str) -> str:
             f"<br><small>{_settings(run, loc)}</small>")
 
 
-def _published_table(runs: tuple[Run, ...], loc: str) -> str:
+def _published_table(runs: tuple[Run, ...], loc: str, caption: str = "accuracy.caption.published",
+                     tid: str = "accuracy-published") -> str:
     rows = []
     for i, run in enumerate(runs, 1):
         link = (f'<a href="{_e(run.source)}" rel="noopener">'
                 f'{_e(t("accuracy.source", loc, n=i))}</a>')
         reasons = "".join(f"<br><small>{_e(t('accuracy.reason.' + r, loc))}</small>"
                           for r in _reasons(run))
-        cells = [_config(run, _e(run.gpu), loc) + reasons, _measured(run, loc),
+        cells = [_config(run, _gpus(run, loc), loc) + reasons, _measured(run, loc),
                  *_estimate_cells(run, loc)]
         rows.append(html.row(link, cells))
-    return _table(t("accuracy.caption.published", loc), _header(loc, "accuracy.col.source"),
-                  rows, "accuracy-published", wide=1)
+    return _table(t(caption, loc), _header(loc, "accuracy.col.source"), rows, tid, wide=1)
+
+
+def _gpus(run: Run, loc: str) -> str:
+    """The run's card, or for a multi-GPU run its count, strategy and offload."""
+    f = run.fields
+    if "gpus" not in f:
+        return _e(run.gpu)
+    text = t("accuracy.multi.config", loc, n=int(f["gpus"]), gpu=run.gpu,
+             sharding=t("sharding." + f.get("sharding", "zero3"), loc))
+    if f.get("offload", "none") != "none":
+        text += _COMMA.get(loc, ", ") + t("offload." + f["offload"], loc)
+    return _e(text)
 
 
 def _truth_table(runs: tuple[Run, ...], loc: str) -> str:
@@ -325,12 +338,16 @@ def accuracy_table(locale: str = "en") -> str:
         _load_reasons()
     published = accuracy.measurements()
     truth = accuracy.ground_truth_runs()
+    multi = accuracy.multi_gpu_runs()
     summary = (f'<p>{_summary_sentence("accuracy.summary.published", published, loc)} '
                f'{_target_sentence(published, loc)}</p>'
+               f'<p>{_summary_sentence("accuracy.summary.multi", multi, loc)}</p>'
                f'<p>{_summary_sentence("accuracy.summary.truth", truth, loc)}</p>')
     notes = f'<p><small>{_e(t("accuracy.note.error", loc))}</small></p>'
     return (f'<div class="calc-accuracy">{summary}{_plot(published, truth, loc)}'
             f'{_published_table(published, loc)}{notes}'
+            f'{_published_table(multi, loc, "accuracy.caption.multi", "accuracy-multi")}'
+            f'{throughput_block(loc, _pct, _tpl, _count)}'
             f'{_truth_table(truth, loc)}'
             f'<p><small>{_truth_note(loc)}</small></p>'
             f'{_components_table(truth, loc)}</div>')

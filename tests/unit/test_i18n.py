@@ -210,7 +210,7 @@ def test_nothing_left_untranslated(loc):
                "table.gpu", "table.cards_of", "list.separator"},
         "ru": {"field.gpu", "unit.billions", "unit.x", "table.gpu", "table.cards_of", "list.separator"},
         "fa": {"unit.GiB", "unit.GB", "unit.MiB"},
-    }[loc] | {"gpu.label.product-memory"}  # "{product} {memory}": a model name and its size
+    }[loc] | {"gpu.label.product-memory"} | (TEMPLATES if loc != "fa" else set())
     names = {"method.lora", "method.qlora", "choice.method.lora", "choice.method.qlora", "optimizer.sgd",
              "optimizer.adafactor", "optimizer.lion"} | STACK_NAMES
     if loc == "fa":
@@ -218,6 +218,10 @@ def test_nothing_left_untranslated(loc):
     d = raw(loc)
     assert {k for k in base_keys(d) if d[k] == EN[k]} == same_as_english | names
 
+
+# Messages that are only placeholders and signs ("{n} × {gpu}, {sharding}"): the same in every
+# language but Persian, whose comma is its own.
+TEMPLATES = {"accuracy.multi.config", "accuracy.throughput.config"}
 
 # Training stacks that are product names in every language (engine.md section 6).
 STACK_NAMES = {"framework.hf", "framework.torchtune", "framework.litgpt", "framework.unsloth"}
@@ -227,7 +231,7 @@ STACK_NAMES = {"framework.hf", "framework.torchtune", "framework.litgpt", "frame
 # whether 2^30 or 10^9 bytes are meant; and a card's model name beside its memory size.
 FA_LATIN = {"gpu.label.product-memory", "method.lora", "method.qlora", "choice.method.lora", "choice.method.qlora", "optimizer.sgd", "optimizer.adafactor", "optimizer.lion",
             "unit.GiB", "unit.GB", "unit.MiB", "list.separator",
-            "framework.torchtune", "framework.litgpt", "framework.unsloth"}
+            "framework.torchtune", "framework.litgpt", "framework.unsloth"} | TEMPLATES
 PERSIAN_LETTER = re.compile(r"[\u0621-\u063a\u0641-\u064a\u067e\u0686\u0698\u06a9\u06af\u06cc]")
 
 
@@ -251,7 +255,7 @@ def test_ru_is_cyrillic():
     latin = {k for k, v in ru.items() if not re.search("[а-яё]", v, re.IGNORECASE)}
     assert latin == {"gpu.label.product-memory", "field.gpu", "table.gpu", "table.cards_of", "method.lora", "method.qlora",
                      "choice.method.lora", "choice.method.qlora", "optimizer.sgd", "optimizer.adafactor",
-                     "optimizer.lion", "unit.billions", "unit.x", "list.separator"} | STACK_NAMES
+                     "optimizer.lion", "unit.billions", "unit.x", "list.separator"} | STACK_NAMES | TEMPLATES
 
 
 @pytest.mark.parametrize("loc", LOCALES)
