@@ -29,7 +29,8 @@ from .constants import (ACT_BYTES_CKPT, ADAPTER_DTYPE_BYTES, ADAPTER_INPUT_BYTES
                         REALISTIC_COMPONENTS, STATE_BYTES_FP32, STEP_TEMP_BYTES,
                         adapter_state_bytes)
 from .model import Estimate, Inputs
-from .textbook import _round, lora_experts, moe_bf16_params, plain_layers, trainable_params
+from .textbook import (_round, lora_experts, moe_bf16_params, plain_layers, stack_arch,
+                       trainable_params)
 
 
 def _layer(arch: Architecture, moe: bool) -> Architecture:
@@ -131,7 +132,7 @@ def largest_trainable_tensor(inputs: Inputs) -> int:
     gradients (each one is stepped and freed as soon as it is complete). Fused 3-D experts are
     one tensor of every expert (full fine-tuning), and PEFT's ParamWrapper adapts one with
     lora_A of r x E rows and lora_B of r x E columns."""
-    arch = inputs.arch
+    arch = stack_arch(inputs)
     if plain_layers(arch):
         shapes = arch.linear_shapes()
         if inputs.method is Method.FULL:
@@ -176,7 +177,7 @@ def full_state_bytes(optimizer: Optimizer) -> Fraction:
 
 def estimate_realistic(inputs: Inputs) -> Estimate:
     """Peak memory of one training step on one card, by named component (module docstring)."""
-    arch, method, k = inputs.arch, inputs.method, inputs.knobs
+    arch, method, k = stack_arch(inputs), inputs.method, inputs.knobs
     t = trainable_params(inputs)
     tokens = inputs.seq * inputs.batch
     parts: dict[str, int] = {}

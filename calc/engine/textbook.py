@@ -4,11 +4,12 @@ models share."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
 
 from .. import arch as arch_mod
-from ..types import Architecture, Method, Targets
+from ..types import Architecture, Framework, Method, Targets
 from .constants import (ACT_BYTES, ACT_BYTES_CKPT, ADAPTER_DTYPE_BYTES, BF16_BYTES, FP32_BYTES,
                         GRAD_BYTES, NF4_BYTES_PER_PARAM, OPTIMIZER_BYTES, OVERHEAD_BYTES)
 
@@ -60,6 +61,23 @@ def max_rank(arch: Architecture, targets: Targets, experts: bool | None = None) 
     return min(min(shapes[m]) for m in targets.modules)
 
 
+#: Stacks that train their own model code, in which Phi-3/Phi-4's fused qkv_proj and
+#: gate_up_proj are separate projections again: torchtune (torchtune/models/phi3/
+#: _component_builders.py builds q_proj, k_proj, v_proj and w1, w3; _convert_weights.py
+#: phi3_hf_to_tune splits the fused checkpoint weights, v0.6.1) and LitGPT (litgpt/lora.py
+#: LoRAQKVLinear gives q, k and v their own LoRA pairs; Phi-3's mlp_class_name is LLaMAMLP,
+#: fc_1 / fc_2 / proj, litgpt/config.py, v0.5.x). The other stacks run Transformers' modeling
+#: code, where PEFT wraps the fused modules as they are.
+OWN_MODEL_CODE = frozenset({Framework.TORCHTUNE, Framework.LITGPT})
+
+
+def stack_arch(inputs: Inputs) -> Architecture:
+    """The architecture as the stack's model code lays it out (see OWN_MODEL_CODE)."""
+    if inputs.arch.fused_qkv and inputs.framework in OWN_MODEL_CODE:
+        return replace(inputs.arch, fused_qkv=False)
+    return inputs.arch
+
+
 def lora_experts(inputs: Inputs) -> bool | None:
     """`calc.arch.lora_modules`' `experts` for these inputs: True adapts the routed experts even
     when they are fused 3-D parameters (PEFT's target_parameters); None follows all-linear."""
@@ -69,7 +87,7 @@ def lora_experts(inputs: Inputs) -> bool | None:
 def trainable_params(inputs: Inputs) -> int:
     if inputs.method is Method.FULL:
         return inputs.arch.params
-    return lora_trainable_params(inputs.arch, inputs.rank, inputs.targets, lora_experts(inputs))
+    return lora_trainable_params(stack_arch(inputs), inputs.rank, inputs.targets, lora_experts(inputs))
 
 
 def moe_bf16_params(arch: Architecture) -> int:

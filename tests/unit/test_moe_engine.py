@@ -230,3 +230,14 @@ def test_dense_textbook_unchanged(preset: catalog.ModelPreset) -> None:
                                     "activations": a.layers * TOKENS * a.hidden * 2,
                                     "overhead": OVERHEAD_BYTES}
     assert est.to_json()["active_params"] == a.params
+
+
+def test_phi_on_stacks_with_their_own_model_code() -> None:
+    # torchtune and LitGPT split Phi's fused qkv_proj and gate_up_proj: q, k, v, o, gate, up,
+    # down of their own shapes, as on a Llama layer
+    phi = catalog.model("phi-4-mini").arch
+    per_layer = 16 * ((3072 + 3072) + 2 * (3072 + 1024) + (3072 + 3072)
+                      + 2 * (3072 + 8192) + (8192 + 3072))
+    for fw in ("torchtune", "litgpt"):
+        assert parse({"model": "phi-4-mini", "framework": fw}).arch == phi
+        assert estimate(parse({"model": "phi-4-mini", "framework": fw})).trainable_params == 32 * per_layer
