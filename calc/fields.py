@@ -61,7 +61,7 @@ ARCH_FIELDS = tuple(f.name for f in dc_fields(Architecture) if f.name not in arc
 STACK_FIELDS = ("framework", "adapter_dtype", "loss", "opt_step", "act_offload", "quantized",
                 "kbit_upcast")
 FIELDS = ("model", "config", *ARCH_FIELDS, "method", "rank", "targets", "seq", "batch",
-          "ckpt", "optimizer", "unit", "mode", "flash", "dquant", *STACK_FIELDS)
+          "ckpt", "optimizer", "unit", "mode", "flash", "dquant", "lora_experts", *STACK_FIELDS)
 #: The knobs that take one of an enumeration's values (the others are true/false).
 KNOB_CHOICES: dict[str, type] = {"adapter_dtype": AdapterDtype, "loss": Loss, "opt_step": OptStep,
                                  "quantized": Quantized}
@@ -352,6 +352,7 @@ def parse(query: Query, locale: str = "en", *, strict: bool = False) -> Inputs:
         mode=c.read("mode", lambda v: read_choice(v, Mode), Mode.DETAILED),
         flash=c.read("flash", read_bool, True),
         dquant=c.read("dquant", read_bool, True),
+        lora_experts=c.read("lora_experts", read_bool, False),
         framework=c.read("framework", lambda v: read_knob(v, Framework, "unknown_framework"),
                          Framework.HF),
         act_offload=c.read("act_offload", read_bool),
@@ -362,7 +363,7 @@ def parse(query: Query, locale: str = "en", *, strict: bool = False) -> Inputs:
     if kw["unit"] is Unit.MIB:
         c.add("unit", "unknown_choice", value="MiB")
     if arch is not None and kw["targets"] and kw["rank"] and kw["method"] is not Method.FULL:
-        top = max_rank(arch, kw["targets"])
+        top = max_rank(arch, kw["targets"], True if kw["lora_experts"] else None)
         if kw["rank"] > top:
             c.add("rank", "rank_too_large", max=top)
     c.done()
@@ -392,6 +393,8 @@ def to_query(inputs: Inputs) -> dict[str, str]:
     )
     if inputs.mode.value == "detailed":  # the realistic model's options only matter there
         q.update(flash=str(inputs.flash).lower(), dquant=str(inputs.dquant).lower())
+    if inputs.lora_experts:  # only where it changes the estimate (Inputs keeps it False elsewhere)
+        q["lora_experts"] = "true"
     q["framework"] = inputs.framework.value
     for name, value in zip(STACK_FIELDS[1:], inputs.explicit_knobs):
         if value is not None:  # only the knobs that differ from the stack's (Inputs keeps no other)

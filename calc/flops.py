@@ -2,8 +2,9 @@
 
 FLOPs per trained token, counted as matrix multiplications (2 FLOPs per multiply-add), with
 N = the parameters a token passes through as matrix products (`matmul_params`), A = the LoRA
-adapter's parameters (0 for full fine-tuning), W = the parameters that get a weight gradient
-(N for full fine-tuning, A for LoRA/QLoRA), L layers, H heads of size Q, T the sequence length:
+adapter's parameters a token passes through (`active_adapter_params`; 0 for full
+fine-tuning), W = the parameters that get a weight gradient (N for full fine-tuning, A for
+LoRA/QLoRA), L layers, H heads of size Q, T the sequence length:
 
     forward                    2 (N + A) + 4 L H Q T
     backward, activations      2 (N + A) + 8 L H Q T
@@ -43,11 +44,13 @@ from functools import lru_cache
 from importlib.resources import files
 from typing import Any
 
+from . import arch as arch_mod
 from .engine import Inputs, trainable_params
+from .engine.textbook import lora_experts
 from .types import Architecture, Method, Optimizer, Targets
 
 __all__ = [
-    "TrainFlops", "active_params", "matmul_params", "layer_params", "train_flops",
+    "TrainFlops", "active_params", "active_adapter_params", "matmul_params", "layer_params", "train_flops",
     "ThroughputRun", "Calibration", "throughput_runs", "calibration", "utilisation",
 ]
 
@@ -56,9 +59,23 @@ FLOP_COMPONENTS = ("forward", "backward_activations", "backward_weights", "recom
 
 
 def active_params(arch: Architecture) -> int:
-    """The parameters one token passes through. Dense models: all of them. The seam for
-    mixture-of-experts models, whose tokens pass through only the routed experts."""
-    return arch.params
+    """The parameters one token passes through (calc.arch.active_params, embeddings counted):
+    dense models all of them; mixture-of-experts models all but the routed experts a token is
+    not sent to."""
+    return arch_mod.active_params(arch)
+
+
+def active_adapter_params(inputs: Inputs) -> int:
+    """The adapter parameters one token passes through: all of them on a dense model; on a
+    mixture-of-experts model with adapted experts only those of the experts it is routed to
+    (calc.arch.LoraModule.per_token)."""
+    if inputs.method is Method.FULL:
+        return 0
+    arch = inputs.arch
+    if not arch.experts:
+        return trainable_params(inputs)
+    mods = arch_mod.lora_modules(arch, inputs.targets, experts=lora_experts(inputs))
+    return sum(m.per_token * inputs.rank * (m.d_in + m.d_out) for m in mods)
 
 
 def matmul_params(arch: Architecture) -> int:
@@ -96,7 +113,7 @@ def train_flops(inputs: Inputs) -> TrainFlops:
     """FLOPs per trained token of `inputs` (see the module docstring for the formula)."""
     arch = inputs.arch
     n = matmul_params(arch)
-    adapter = 0 if inputs.method is Method.FULL else trainable_params(inputs)
+    adapter = active_adapter_params(inputs)
     weights = n if inputs.method is Method.FULL else adapter
     attn = arch.layers * arch.heads * arch.head_dim * inputs.seq  # L H Q T
     forward = 2 * (n + adapter) + 4 * attn

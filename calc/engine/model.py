@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..arch import active_params
 from ..types import (AdapterDtype, Architecture, Framework, Loss, Method, Mode, OptStep, Optimizer,
                      Quantized, Targets, Unit)
 from .constants import LEGACY_COMPONENTS, REALISTIC_COMPONENTS, SHARDED
@@ -40,6 +41,12 @@ class Inputs:
     act_offload: bool | None = None
     quantized: Quantized | None = None
     kbit_upcast: bool | None = None
+    #: LoRA/QLoRA on a mixture-of-experts model: also adapt the routed experts where they are
+    #: fused 3-D parameters, as PEFT's `target_parameters` does (calc.arch.lora_modules). False
+    #: follows `targets` as PEFT's all-linear does: an expert is adapted only if it is an
+    #: nn.Linear. Stored as False wherever it changes nothing (dense model, full fine-tuning,
+    #: targets other than all-linear), so that equal estimates have equal inputs.
+    lora_experts: bool = False
 
     def __post_init__(self) -> None:
         given = self.explicit_knobs
@@ -47,6 +54,9 @@ class Inputs:
         if canonical != given:
             for name, value in zip(KNOBS, canonical):
                 object.__setattr__(self, name, value)
+        if self.lora_experts and not (self.arch.experts and self.method is not Method.FULL
+                                      and self.targets is Targets.ALL_LINEAR):
+            object.__setattr__(self, "lora_experts", False)
 
     @property
     def explicit_knobs(self) -> tuple[KnobValue | None, ...]:
@@ -111,12 +121,15 @@ class Estimate:
             "components": dict(self.components),
             "trainable_params": self.trainable_params,
             "params": i.arch.params,
+            "active_params": active_params(i.arch),
         }
         other = estimate(replace(i, mode=Mode.PLANNING if i.mode is Mode.DETAILED else Mode.DETAILED))
         realistic, textbook = (self, other) if i.mode is Mode.DETAILED else (other, self)
         out["realistic_total_bytes"] = realistic.total
         out["textbook_total_bytes"] = textbook.total
         out["textbook_components"] = dict(textbook.components)
+        if i.arch.experts:
+            out["lora_experts"] = i.lora_experts
         out["cpu_bytes"] = realistic.cpu_bytes
         out["framework"] = i.framework.value
         out["knobs"] = i.knobs.to_json()

@@ -17,8 +17,10 @@ sources in calc/data/stacks.json.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 
+from .. import arch as arch_mod
 from ..types import AdapterDtype, Architecture, Loss, Method, OptStep, Optimizer, Quantized, Targets
 from .constants import (ACT_BYTES_CKPT, ADAPTER_DTYPE_BYTES, ADAPTER_INPUT_BYTES, ATTN_SCORE_BYTES,
                         BF16_BYTES, CHUNKED_LOGITS_BYTES, COMPONENTS, FP32_BYTES, FUSED_LOSS_BYTES,
@@ -27,53 +29,125 @@ from .constants import (ACT_BYTES_CKPT, ADAPTER_DTYPE_BYTES, ADAPTER_INPUT_BYTES
                         REALISTIC_COMPONENTS, STATE_BYTES_FP32, STEP_TEMP_BYTES,
                         adapter_state_bytes)
 from .model import Estimate, Inputs
-from .textbook import _round, trainable_params
+from .textbook import (_round, lora_experts, moe_bf16_params, plain_layers, stack_arch,
+                       trainable_params)
+
+
+def _layer(arch: Architecture, moe: bool) -> Architecture:
+    """One layer of `arch` as a one-layer architecture: a mixture-of-experts layer, or (moe
+    False) a dense one, so that calc.arch's per-model counts give per-layer figures."""
+    if moe:
+        return replace(arch, layers=1, dense_layers=0, moe_every=1)
+    return replace(arch, layers=1, experts=0, experts_active=0, expert_ffn=0, shared_experts=0,
+                   dense_layers=0, moe_every=1)
+
+
+def _layer_kinds(arch: Architecture) -> tuple[tuple[bool, int], ...]:
+    """(moe, how many layers) for each kind of layer the model has."""
+    n_moe = arch_mod.moe_layers(arch)
+    return tuple((moe, n) for moe, n in ((False, arch.layers - n_moe), (True, n_moe)) if n)
+
+
+def _adapted_linear(arch: Architecture, targets: Targets, experts: bool | None) -> int:
+    """Weights of the nn.Linear modules LoRA wraps (fused 3-D experts are not nn.Linear)."""
+    return sum(m.count * m.d_in * m.d_out for m in arch_mod.lora_modules(arch, targets, experts=experts)
+               if not (arch.experts_fused and m.name.startswith("experts.")))
 
 
 def unquantized_params(arch: Architecture, quantized: Quantized = Quantized.ALL_LINEAR,
-                       targets: Targets = Targets.ALL_LINEAR) -> int:
+                       targets: Targets = Targets.ALL_LINEAR, experts: bool | None = None) -> int:
     """Parameters left out of 4-bit storage: embeddings, lm_head (unless tied) and the RMSNorm
     weights (two per layer plus the final one), which bitsandbytes through Transformers keeps
-    (its quantizer skips the lm_head and converts only linear layers); with
+    (its quantizer skips the lm_head and converts only linear layers); on a mixture-of-experts
+    model also the routed experts when they are fused 3-D parameters and a router that is not an
+    nn.Linear (bitsandbytes replaces only modules whose type is nn.Linear: calc.arch's module
+    docstring, transformers 5.24.0 integrations/bitsandbytes.py; calc.arch.weight_split); with
     `quantized=adapted` also every linear layer without an adapter."""
     keep = arch.vocab * arch.hidden * (1 if arch.tied else 2) + (2 * arch.layers + 1) * arch.hidden
+    keep += moe_bf16_params(arch)
     if quantized is Quantized.ADAPTED:
-        shapes = arch.linear_shapes()
-        keep += arch.layers * sum(d_in * d_out for m, (d_in, d_out) in shapes.items()
-                                  if m not in targets.modules)
+        keep += arch_mod.weight_split(arch).linear - _adapted_linear(arch, targets, experts)
     return min(arch.params, keep)
 
 
-def layer_activation_bytes_per_token(arch: Architecture, seq: int, flash: bool) -> int:
+def _attention_bytes(arch: Architecture) -> int:
+    """Per token, BF16: the attention's norm output (2h), q, k and v, the attention output;
+    latent attention (DeepseekV3Attention) keeps its own shapes: q and k of heads x
+    (nope + rope), v and the output of heads x v_head_dim, and the compressed kv (and q) with
+    their RMSNorm (BF16 projection output, FP32 norm input, BF16 norm output: 2 + 4 + 2)."""
+    h = arch.hidden
+    if not arch_mod.is_mla(arch):
+        return 2 * h + 2 * arch.q_dim + 4 * arch.kv_dim + 2 * arch.q_dim
+    qk = arch.heads * (arch.qk_nope_head_dim + arch.qk_rope_head_dim)
+    v = arch.heads * arch.v_head_dim
+    latent = 2 * (arch.kv_lora_rank + arch.qk_rope_head_dim) + 6 * arch.kv_lora_rank + 8 * arch.q_lora_rank
+    return 2 * h + 2 * qk + 2 * qk + 2 * v + 2 * v + latent
+
+
+def _moe_mlp_bytes(arch: Architecture) -> int:
+    """Per token, one mixture-of-experts block (transformers 5.24.0 MixtralSparseMoeBlock and
+    the families that share its experts loop): the norm output (2h); the router's FP32
+    probabilities (softmax(router_logits, dtype=torch.float): 4 per expert); per routed expert
+    the token passes through, the dense MLP's gate, SiLU(gate), up and product (4 x 2 x
+    expert_ffn) and the expert's output, kept for its product with the routing weight (2h);
+    the shared experts as one dense MLP of shared_experts x expert_ffn."""
+    h, f = arch.hidden, arch.expert_ffn
+    return (2 * h + FP32_BYTES * arch.experts + arch.experts_active * (8 * f + 2 * h)
+            + 8 * f * arch.shared_experts)
+
+
+def layer_activation_bytes_per_token(arch: Architecture, seq: int, flash: bool, moe: bool = False) -> int:
     """Bytes one Llama-style layer keeps for the backward pass, per token, in BF16 training:
     attention: norm output (2h) + q (2 q_dim) + k and v (2 kv_dim each) + attention output
     (2 q_dim); MLP: norm output (2h) + gate, SiLU(gate), up and their product (4 x 2 ffn);
     the two RMSNorms keep their input upcast to FP32 (2 x 4h). Without flash attention,
-    ATTN_SCORE_BYTES x a s per token for the score matrix.
+    ATTN_SCORE_BYTES x a s per token for the score matrix. `moe`: a mixture-of-experts layer,
+    whose MLP part is `_moe_mlp_bytes` (what a token passes through); latent attention:
+    `_attention_bytes`.
     Checked against bench/ground_truth.py (calc/data/ground_truth.json): with the adapter input
     copies the measured per-layer slope is within a few percent."""
-    h, q, kv, f = arch.hidden, arch.q_dim, arch.kv_dim, arch.ffn
-    per = 2 * h + 2 * q + 4 * kv + 2 * q + 2 * h + 8 * f + 8 * h
+    h, f = arch.hidden, arch.ffn
+    mlp = _moe_mlp_bytes(arch) if moe else 2 * h + 8 * f
+    per = _attention_bytes(arch) + mlp + 8 * h
     if not flash:
         per += ATTN_SCORE_BYTES * arch.heads * seq
     return per
 
 
-def adapter_input_bytes_per_token(arch: Architecture, targets: Targets) -> int:
+def adapter_input_bytes_per_token(arch: Architecture, targets: Targets, moe: bool = False,
+                                  experts: bool | None = None) -> int:
     """The FP32 copies of the adapted projections' inputs that PEFT keeps per layer and token
-    with FP32 adapters (see ADAPTER_INPUT_BYTES)."""
-    shapes = arch.linear_shapes()
-    return ADAPTER_INPUT_BYTES * sum(shapes[m][0] for m in targets.modules)
+    with FP32 adapters (see ADAPTER_INPUT_BYTES): one per adapted module a token passes
+    through (calc.arch.LoraModule.per_token; on a mixture-of-experts layer, `moe`, the experts
+    it is routed to)."""
+    if plain_layers(arch):
+        shapes = arch.linear_shapes()
+        return ADAPTER_INPUT_BYTES * sum(shapes[m][0] for m in targets.modules)
+    mods = arch_mod.lora_modules(_layer(arch, moe), targets, experts=experts)
+    return ADAPTER_INPUT_BYTES * sum(m.d_in * m.per_token for m in mods)
 
 
 def largest_trainable_tensor(inputs: Inputs) -> int:
     """Elements of the largest trainable tensor: what `opt_step=in-backward` keeps of the
-    gradients (each one is stepped and freed as soon as it is complete)."""
-    arch = inputs.arch
-    shapes = arch.linear_shapes()
+    gradients (each one is stepped and freed as soon as it is complete). Fused 3-D experts are
+    one tensor of every expert (full fine-tuning), and PEFT's ParamWrapper adapts one with
+    lora_A of r x E rows and lora_B of r x E columns."""
+    arch = stack_arch(inputs)
+    if plain_layers(arch):
+        shapes = arch.linear_shapes()
+        if inputs.method is Method.FULL:
+            return max(arch.vocab * arch.hidden, *(d_in * d_out for d_in, d_out in shapes.values()))
+        return inputs.rank * max(max(shapes[m]) for m in inputs.targets.modules)
+
+    def grouped(name: str) -> int:
+        return arch.experts if arch.experts_fused and name.startswith("experts.") else 1
+
     if inputs.method is Method.FULL:
-        return max(arch.vocab * arch.hidden, *(d_in * d_out for d_in, d_out in shapes.values()))
-    return inputs.rank * max(max(shapes[m]) for m in inputs.targets.modules)
+        mods = arch_mod.lora_modules(arch, Targets.ALL_LINEAR, experts=True)
+        return max(arch.vocab * arch.hidden,
+                   *(grouped(m.name) * m.d_in * m.d_out for m in mods))
+    mods = arch_mod.lora_modules(arch, inputs.targets, experts=lora_experts(inputs))
+    return inputs.rank * max(grouped(m.name) * max(m.d_in, m.d_out) for m in mods)
 
 
 def logits_bytes(loss: Loss, arch: Architecture, tokens: int) -> int:
@@ -103,7 +177,7 @@ def full_state_bytes(optimizer: Optimizer) -> Fraction:
 
 def estimate_realistic(inputs: Inputs) -> Estimate:
     """Peak memory of one training step on one card, by named component (module docstring)."""
-    arch, method, k = inputs.arch, inputs.method, inputs.knobs
+    arch, method, k = stack_arch(inputs), inputs.method, inputs.knobs
     t = trainable_params(inputs)
     tokens = inputs.seq * inputs.batch
     parts: dict[str, int] = {}
@@ -111,7 +185,7 @@ def estimate_realistic(inputs: Inputs) -> Estimate:
     # model states
     if method is Method.QLORA:
         assert k.quantized is not None
-        keep = unquantized_params(arch, k.quantized, inputs.targets)
+        keep = unquantized_params(arch, k.quantized, inputs.targets, lora_experts(inputs))
         nf4 = NF4_BYTES_EXACT_DQ if inputs.dquant else NF4_BYTES_EXACT
         parts["base_weights"] = _round(nf4 * (arch.params - keep)) + keep * BF16_BYTES
         if k.kbit_upcast:  # prepare_model_for_kbit_training: BF16 -> FP32
@@ -131,10 +205,11 @@ def estimate_realistic(inputs: Inputs) -> Estimate:
     parts["optimizer"] = optimizer
 
     # what the forward pass keeps for the backward pass
-    layer = layer_activation_bytes_per_token(arch, inputs.seq, inputs.flash) * tokens
-    copies = 0
-    if method is not Method.FULL and k.adapter_dtype is AdapterDtype.FP32:
-        copies = adapter_input_bytes_per_token(arch, inputs.targets) * tokens
+    kinds = _layer_kinds(arch)  # dense and mixture-of-experts layers
+    fp32_copies = method is not Method.FULL and k.adapter_dtype is AdapterDtype.FP32
+    per_kind = [(n, layer_activation_bytes_per_token(arch, inputs.seq, inputs.flash, moe) * tokens,
+                 adapter_input_bytes_per_token(arch, inputs.targets, moe, lora_experts(inputs)) * tokens
+                 if fp32_copies else 0) for moe, n in kinds]
     cpu = 0
     if inputs.ckpt:  # every layer's input, plus one layer recomputed during the backward pass
         checkpoints = arch.layers * ACT_BYTES_CKPT * arch.hidden * tokens
@@ -142,9 +217,11 @@ def estimate_realistic(inputs: Inputs) -> Estimate:
             resident = min(arch.layers, OFFLOAD_RESIDENT_LAYERS) * ACT_BYTES_CKPT * arch.hidden * tokens
             cpu, checkpoints = checkpoints - resident, resident
         parts["checkpoints"] = checkpoints
-        acts, inputs_copies = layer, copies
+        # the layer recomputed at a time: the largest kind
+        acts, inputs_copies = max((a + c, a, c) for _, a, c in per_kind)[1:]
     else:
-        acts, inputs_copies = arch.layers * layer, arch.layers * copies
+        acts = sum(n * a for n, a, _ in per_kind)
+        inputs_copies = sum(n * c for n, _, c in per_kind)
     parts["activations"] = acts
     parts["adapter_inputs"] = inputs_copies
     parts["logits"] = logits_bytes(k.loss, arch, tokens)

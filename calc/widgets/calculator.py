@@ -27,7 +27,7 @@ __all__ = ["NAME", "DEFAULT_QUERY", "FORM_FIELDS", "NUMERIC_FIELDS", "EXAMPLE_HO
 NAME = "calculator"
 DEFAULT_QUERY: Mapping[str, str] = {}
 FORM_FIELDS = ("model", "method", "rank", "targets", "seq", "batch", "ckpt", "unit",
-               "optimizer", "mode", "flash", "dquant", *ARCH_FIELDS, "config")
+               "optimizer", "mode", "flash", "dquant", "lora_experts", *ARCH_FIELDS, "config")
 NUMERIC_FIELDS = frozenset({"rank", "seq", "batch", "params", "layers", "hidden", "ffn",
                             "heads", "kv_heads", "head_dim", "vocab"})
 #: Hours of the example cost column of the GPU table.
@@ -44,7 +44,8 @@ def run(q: dict[str, str], loc: str, wid: str) -> Outcome:
     placeholders = dict(_placeholders(inputs.arch, loc))
     line = summary("component.total", fmt_memo(est.total, inputs.unit.value, loc), loc)
     form_values = {**canonical, "flash": str(inputs.flash).lower(),
-                   "dquant": str(inputs.dquant).lower()}
+                   "dquant": str(inputs.dquant).lower(),
+                   "lora_experts": str(inputs.lora_experts).lower()}
     return Outcome(_results(est, loc, wid), canonical, form_values, placeholders, line)
 
 
@@ -274,6 +275,7 @@ def form(f: Form, loc: str, placeholders: Mapping[str, str]) -> str:
         f.select("mode", [(m.value, tx(f"mode.{m.value}", loc)) for m in Mode]),
         f.checkbox("flash"),
         f.checkbox("dquant"),
+        f.checkbox("lora_experts"),
         f'<fieldset class="calc-group"><legend>{e(tx("ui.custom_model", loc))}</legend>'
         f'<p class="calc-help">{e(tx("ui.arch_help", loc))}</p>'
         f'<div class="calc-grid">{"".join(arch)}</div></fieldset>',
