@@ -5,7 +5,6 @@ i18n/WRITERS.md ("Macros")."""
 
 from __future__ import annotations
 
-from decimal import Decimal
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -114,17 +113,17 @@ class RunMacros:
         fits = scaled(inputs, scale).per_gpu_total <= engine.usable_bytes(catalog.gpu(gpu))
         text = self.m.t_plain("verdict.fits" if fits else "verdict.does_not_fit",
                               card=catalog.gpu_label(catalog.gpu(gpu), self.m.locale))
-        return kit.figure(name, text, value=fits)
+        return kit.figure(name, text, value=fits, cls="calc-verdict")
 
-    # Two values as one range in the page's form ("20–30 %", "de 6 a 8 vezes").
+    # Two values as one range in the page's form ("20–30 %", "de 6 a 8 vezes"): one figure
+    # whose data-value is the lower bound and data-value-hi the upper.
     def range(self, lo: object, hi: object, unit: str = "number", digits: int | None = None,
               name: str = "range") -> str:
         from .macros import _fmt_value, _number
 
         lo_v, hi_v = _fmt_value(_number(lo)), _fmt_value(_number(hi))
         text = fmt_range(lo_v, hi_v, unit, self.m.locale, digits)
-        raw = f"{kit.raw(lo_v if not isinstance(lo_v, float) else Decimal(repr(lo_v)))}/" \
-              f"{kit.raw(hi_v if not isinstance(hi_v, float) else Decimal(repr(hi_v)))}"
-        return kit.figure(name, text, value=raw)
+        fig = kit.figure(name, text, value=lo_v)
+        return fig.replace(" data-value=", f' data-value-hi="{kit.e(kit.raw(hi_v))}" data-value=', 1)
 
     NAMES = ("run", "cards", "plan", "maxfit", "params", "verdict", "range")

@@ -136,8 +136,13 @@ def test_rule_of_thumb_eight_billion(built_site, site_pages):
 def expected_gpu_cells(preset: str, method: str, locale: str
                        ) -> tuple[int, list[str], list[tuple[int, str]]]:
     """Independently: total, the smallest discrete cards that fit on one card, else the fewest
-    cards with ZeRO-3 (count, display name in the locale; the names themselves are checked by
-    tests/unit/test_gpu_labels.py)."""
+    cards with ZeRO-3, found by trying 2, 3, ... cards on the calculator's own per-GPU figure
+    (calc.scale.scaled: the spec's division of weights, gradients and optimizer state plus what
+    every card gathers whole), not by the table's search (count, display name in the locale;
+    the names themselves are checked by tests/unit/test_gpu_labels.py)."""
+    from calc.fields import parse
+    from calc.scale import Scale, scaled
+
     e = estimate(model=preset, method=method)
     discrete = [g for g in catalog.gpus() if g.kind is GpuKind.DISCRETE]
     usable = {g.id: g.memory_bytes * engine.DISCRETE_USABLE for g in discrete}
@@ -146,14 +151,13 @@ def expected_gpu_cells(preset: str, method: str, locale: str
         smallest = min(g.memory_bytes for g in fitting)
         return e.total, [catalog.gpu_label(g, locale) for g in fitting
                          if g.memory_bytes == smallest], []
+    inputs = parse({"model": preset, "method": method})
     options = []
     for g in discrete:
-        room = usable[g.id] - (e.total - e.sharded)
-        if room > 0:
-            n = 1
-            while e.sharded / n > room:
-                n += 1
-            options.append((n, -g.memory_bytes, catalog.gpu_label(g, locale)))
+        for n in range(2, 65):
+            if scaled(inputs, Scale(n)).per_gpu_total <= usable[g.id]:
+                options.append((n, -g.memory_bytes, catalog.gpu_label(g, locale)))
+                break
     options.sort()
     return e.total, [], [(n, name) for n, _, name in options[:3]]
 
@@ -163,7 +167,8 @@ def test_gpu_choice_table_equals_calc(built_site, site_pages, locale):
     p = page(site_pages, built_site, locale, "choosing-a-gpu")
     table = next(t for t in p.tables if any(n == "total" for r in t for c in r for n, _ in figs_of(c)))
     rows = table[1:]
-    presets = ["llama-3.1-8b", "qwen2.5-14b", "qwen2.5-32b", "llama-3.1-70b"]
+    presets = ["llama-3.1-8b", "qwen2.5-14b", "qwen2.5-32b", "llama-3.1-70b",
+               "mixtral-8x7b", "qwen3-30b-a3b"]  # the last two: mixture-of-experts rows
     methods = ["full", "lora", "qlora"]
     assert len(rows) == len(presets) * len(methods)
     for i, row in enumerate(rows):
