@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING
 
 from .. import catalog
 from ..engine import Estimate, Inputs
-from ..errors import CalcError
+from ..errors import CalcError, Problem
 from ..export import FORMATS, export
 from ..fmt import fmt
+from ..i18n import error_message
 from ..plan import MaxFit, Plan, PlanInputs, max_fit, plan
 from ..scale import ScaledEstimate
 from .base import e, fig, iso, product_html, td_fig, tx, txc
@@ -45,14 +46,16 @@ def max_fit_of(inputs: Inputs, gpu_id: str, cards: int) -> MaxFit:
 
 
 @lru_cache(maxsize=64)
-def exports_of(inputs: Inputs, epochs: Decimal, cards: int) -> tuple[tuple[str, str | None, str], ...]:
-    """(format, text or None, error message key's text) of each export."""
-    out = []
+def exports_of(inputs: Inputs, epochs: Decimal, cards: int
+               ) -> tuple[tuple[str, str | None, Problem | None], ...]:
+    """(format, text, None) of each export, or (format, None, the problem) where calc.export
+    has no config for this run."""
+    out: list[tuple[str, str | None, Problem | None]] = []
     for name in FORMATS:
         try:
-            out.append((name, export(inputs, name, epochs, cards), ""))
+            out.append((name, export(inputs, name, epochs, cards), None))
         except CalcError as err:
-            out.append((name, None, err.problems[0].code))
+            out.append((name, None, err.problems[0]))
     return tuple(out)
 
 
@@ -148,13 +151,13 @@ def _lines(body: str) -> str:
 
 
 @lru_cache(maxsize=128)
-def _exports(items: tuple[tuple[str, str | None, str], ...], loc: str, wid: str) -> str:
+def _exports(items: tuple[tuple[str, str | None, Problem | None], ...], loc: str, wid: str) -> str:
     """Each format in a <details> (the first open): the text in <pre><code>, a copy button."""
     blocks = []
-    for n, (name, body, code) in enumerate(items):
+    for n, (name, body, problem) in enumerate(items):
         pid = f"{wid}-export-{name}"
         if body is None:
-            inner = f'<p class="calc-help">{e(tx("error." + code, loc, field=name, value=name))}</p>'
+            inner = f'<p class="calc-help">{e(error_message(problem, loc))}</p>'
         else:
             inner = (f'<button type="button" class="md-button calc-copy-text" '
                      f'data-calc-copy-text="{pid}">{e(txc("ui.copy_config", loc))}</button>'
