@@ -74,11 +74,14 @@ def _num(numerator: int, denominator: int) -> str:
 
 
 def stacked_bar(parts: Iterable[tuple[str, int]], unit: str, locale: str, *,
-                id_prefix: str = "calc-chart", title: str | None = None) -> str:
+                id_prefix: str = "calc-chart", title: str | None = None,
+                marker: tuple[int, str] | None = None) -> str:
     """SVG of a stacked horizontal bar: one segment per (component name, bytes), in order.
 
     `unit` is the display unit of the sizes in the text alternative ("GiB", "GB", "MiB");
-    `id_prefix` makes the ids of the title and description unique on the page.
+    `id_prefix` makes the ids of the title and description unique on the page. `marker`
+    (bytes, label): a vertical line at that size (the reader's card's usable memory); the bar's
+    scale is then the larger of the total and the marker, so both are in view.
     """
     loc = normalize_locale(locale)
     items = [(str(name), int(value)) for name, value in parts]
@@ -97,7 +100,11 @@ def stacked_bar(parts: Iterable[tuple[str, int]], unit: str, locale: str, *,
         f'<title id="{pid}-title">{escape(title)}</title>',
         f'<desc id="{pid}-desc">{escape(desc)}</desc>',
     ]
+    full = max(total, marker[0]) if marker else total
+    span = WIDTH if not marker or full == total else None
     widths, den = _widths([v for _, v in items])
+    if span is None:  # the segments take total / full of the width
+        widths, den = [w * total for w in widths], den * full
     x = 0  # numerators over den
     for i, ((name, value), w, text) in enumerate(zip(items, widths, described)):
         if value <= 0 or w <= 0:
@@ -110,6 +117,14 @@ def stacked_bar(parts: Iterable[tuple[str, int]], unit: str, locale: str, *,
             f"<title>{_escaped(text)}</title></rect>"
         )
         x += w
+    if marker:
+        at = WIDTH * marker[0] * den // full if full else 0
+        pos = WIDTH * den - at if rtl else at
+        note = t("ui.chart_marker", loc, gpu=marker[1], usable=fmt(marker[0], unit, loc))
+        out.append(f'<line class="calc-marker" x1="{_num(pos, den)}" x2="{_num(pos, den)}" '
+                   f'y1="0" y2="{HEIGHT}" data-bytes="{int(marker[0])}">'
+                   f"<title>{_escaped(note)}</title></line>")
+        out[2] = f'<desc id="{pid}-desc">{escape(desc + " " + note)}</desc>'
     out.append("</svg>")
     return "".join(out)
 

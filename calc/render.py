@@ -61,6 +61,7 @@ _MESSAGES = {
     "failure": "ui.error_worker",
     "copied": "ui.link_copied",
     "copy-failed": "ui.copy_failed",
+    "text-copied": "ui.config_copied",  # a [data-calc-copy-text] button (an export's text)
 }
 
 
@@ -96,7 +97,7 @@ def results(name: str, query: Mapping[str, Any] | None, locale: str, *,
       default to a preset's value, status a one-line summary for the status line;
     - invalid input: ok False, errors {field: translated message}, query None, html the
       default result marked stale (the page keeps its last valid result instead), status the
-      translated "fix the marked fields" line with the first message.
+      translated "fix the marked fields" line with every field's message.
     """
     w = _module(name)
     loc = normalize_locale(locale)
@@ -108,7 +109,7 @@ def results(name: str, query: Mapping[str, Any] | None, locale: str, *,
         remap = getattr(err, "remap", {})
         errors = {remap.get(k, k): v for k, v in err.messages(loc).items()}
         default = w.run(dict(w.DEFAULT_QUERY), loc, wid)
-        first_msg = next(iter(errors.values()), "")
+        every = " ".join(dict.fromkeys(errors.values()))  # each invalid field's message
         return {
             "ok": False,
             "html": _stale(default.html),
@@ -116,7 +117,7 @@ def results(name: str, query: Mapping[str, Any] | None, locale: str, *,
             "query": None,
             "form": None,
             "placeholders": {},
-            "status": bidi_text(t("ui.stale", loc, message=first_msg), loc),
+            "status": bidi_text(t("ui.stale", loc, message=every), loc),
         }
     form = {k: local_digits(v, loc) if k in w.NUMERIC_FIELDS else v for k, v in out.form.items()}
     return {"ok": True, "html": out.html, "errors": {}, "query": out.query,

@@ -33,13 +33,15 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping, Protocol
 
-from .. import html
-from ..bidi import isolate_latin
+import re
+
+from .. import catalog, html
+from ..bidi import LRI, PDI, isolate_latin
 from ..errors import CalcError
 from ..fields import TRUE_WORDS, parse as parse_calculator
 from ..fmt import fmt_memo
 from ..i18n import locale_dir, lookup, t
-from ..types import Unit
+from ..types import GpuKind, Unit
 
 
 class Widget(Protocol):
@@ -210,7 +212,7 @@ class Form:
         key = f"help.{name}"
         if not has(key, self.loc):
             return ""
-        return f'<p class="calc-help" id="{help_id}">{e(tx(key, self.loc))}</p>'
+        return f'<p class="calc-help" id="{help_id}">{help_text(key, self.loc)}</p>'
 
     def error_slot(self, name: str, err_id: str) -> str:
         message = self.errors.get(name)
@@ -268,16 +270,28 @@ class Form:
         return self.wrap(name, f'<label for="{fid}">{e(self.label(name))}</label>', control,
                          self.help(name, hid), self.error_slot(name, eid), "calc-field-wide")
 
-    def select(self, name: str, options: Iterable[tuple[str, str]], *, extra: str = "") -> str:
+    def select(self, name: str, options: Iterable[tuple[str, str]], *, extra: str = "",
+               label: str | None = None, cls: str = "") -> str:
+        return self.grouped_select(name, [("", list(options))], extra=extra, label=label,
+                                   cls=cls)
+
+    def grouped_select(self, name: str, groups: Iterable[tuple[str, Iterable[tuple[str, str]]]],
+                       *, extra: str = "", label: str | None = None, cls: str = "") -> str:
+        """A select of (group label, options) groups: an <optgroup> each, but for a group
+        labelled "" (its options stand alone)."""
         fid, hid, eid = self.ids(name)
         current = self.values.get(name, "")
-        opts = "".join(
-            f'<option value="{e(v)}"{" selected" if v == current else ""}>{e(label)}</option>'
-            for v, label in options)
+        parts = []
+        for group, options in groups:
+            opts = "".join(
+                f'<option value="{e(v)}"{" selected" if v == current else ""}>{e(text)}</option>'
+                for v, text in options)
+            parts.append(f'<optgroup label="{e(group)}">{opts}</optgroup>' if group else opts)
         control = (f'<select id="{fid}" name="{e(name)}"{self._describedby(name, hid)}>'
-                   f"{opts}</select>")
-        return self.wrap(name, f'<label for="{fid}">{e(self.label(name))}</label>', control,
-                         self.help(name, hid), self.error_slot(name, eid), "", extra)
+                   f'{"".join(parts)}</select>')
+        shown = self.label(name) if label is None else label
+        return self.wrap(name, f'<label for="{fid}">{e(shown)}</label>', control,
+                         self.help(name, hid), self.error_slot(name, eid), cls, extra)
 
     def radios(self, name: str, options: Iterable[tuple[str, str]]) -> str:
         fid, hid, eid = self.ids(name)
@@ -304,11 +318,65 @@ class Form:
                 f"{self.help(name, hid)}{self.error_slot(name, eid)}</div>")
 
 
-def form_layout(wid: str, loc: str, common: list[str], advanced: list[str]) -> str:
-    """The form: the common fields in a grid, the advanced ones in a closed <details>."""
-    adv = ""
+def form_layout(wid: str, loc: str, common: list[str], advanced: list[str],
+                middle: list[str] | None = None) -> str:
+    """The form: the common fields in a grid, then `middle` (groups of their own), the advanced
+    ones in a closed <details>."""
+    adv = "".join(middle or [])
     if advanced:
-        adv = (f'<details class="calc-advanced"><summary>{e(tx("ui.advanced", loc))}</summary>'
+        adv += (f'<details class="calc-advanced"><summary>{e(tx("ui.advanced", loc))}</summary>'
                f'<div class="calc-grid">{"".join(advanced)}</div></details>')
     return (f'<form class="calc-form" id="{wid}-form" data-calc-form novalidate>'
             f'<div class="calc-grid">{"".join(common)}</div>{adv}</form>')
+
+
+# --- help texts and product names on right-to-left pages ---------------------------------------
+
+#: An example value in a help text: 8e9, 0.5B, 350M, 50M, 4k (digits with a suffix letter or an
+#: exponent). On a right-to-left page isolate_latin would isolate only its letters, and the
+#: bidi algorithm would show "e98" or "B8" (issue 19): the whole token goes into one LTR isolate.
+_EXAMPLE = re.compile(r"(?<![\w\u2066])([0-9]+(?:[.,][0-9]+)?(?:e[0-9]+|[kKMBGT]))(?![\w])")
+
+
+@lru_cache(maxsize=None)
+def help_text(key: str, loc: str) -> str:
+    """A catalog help text, escaped; on RTL pages each example value one LTR isolate."""
+    text = e(tx(key, loc))
+    if locale_dir(loc) == "rtl":
+        text = _EXAMPLE.sub(r'<bdi dir="ltr">\1</bdi>', text)
+    return text
+
+
+#: The GPU table's and the picker's groups, in order; a card's group from the catalog's `use`.
+GROUPS = ("datacenter", "workstation", "consumer", "mac")
+_GROUP_OF_USE = {"datacenter": "datacenter", "datacenter-training": "datacenter",
+                 "inference": "datacenter", "workstation": "workstation", "consumer": "consumer"}
+
+
+def gpu_group(g: "catalog.Gpu") -> str:
+    if g.kind is GpuKind.UNIFIED:
+        return "mac"
+    return _GROUP_OF_USE.get(g.use, "consumer")
+
+
+@lru_cache(maxsize=None)
+def product_html(gpu_id: str, loc: str) -> str:
+    """A card's display name as markup: a product name ("NVIDIA GeForce RTX 3060 12 GB") is one
+    left-to-right run on RTL pages (<bdi dir="ltr">), so its memory size never moves before the
+    model name; a Mac's label is a sentence of the locale and stays as it is."""
+    g = catalog.gpu(gpu_id)
+    label = e(catalog.gpu_label(g, loc))
+    if locale_dir(loc) == "rtl" and g.product is not None:
+        return f'<bdi dir="ltr" class="calc-product">{label}</bdi>'
+    return label
+
+
+@lru_cache(maxsize=None)
+def gpu_option_text(gpu_id: str, loc: str) -> str:
+    """A card's display name as plain text (an <option>): a product name between LRI and PDI
+    on RTL pages."""
+    g = catalog.gpu(gpu_id)
+    label = catalog.gpu_label(g, loc)
+    if locale_dir(loc) == "rtl" and g.product is not None:
+        return f"{LRI}{label.replace(LRI, '').replace(PDI, '')}{PDI}"
+    return label

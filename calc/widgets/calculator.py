@@ -1,284 +1,182 @@
 """The detailed calculator: a model (a preset, a custom architecture or a pasted config.json),
-the method and its settings -> the total, its breakdown (table and stacked bar), the trainable
-share, and which GPUs hold it (one card, or how many with ZeRO-3), with an example cost.
+the method and its settings, the training stack, the GPUs and the objective -> the realistic
+total per GPU (the textbook figure beside it), its breakdown (table and stacked bar), the
+verdict for the reader's card, which GPUs fit and how many cards each sharding strategy needs,
+the time and cost to train, the most that fits and the run's training config.
 
-Its parser is the engine's interface itself (`calc.fields.parse` / `to_query`).
+Its parsers are the engine's interface itself (`calc.fields.parse` / `to_query`,
+`calc.scale.parse_scale`, `calc.plan.parse_plan`), run together so that every invalid field is
+named at once. The results region is assembled in `calculator_results` (summary, breakdown),
+`calculator_gpus` (the fit tables) and `calculator_plan` (time, cost, most that fits, export);
+the form in `calculator_form`.
 """
 
 from __future__ import annotations
 
-from fractions import Fraction
+from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Mapping
+from typing import Any, Mapping
 
-from .. import catalog, engine, html
-from ..chart import stacked_bar, swatch
-from ..engine import Estimate, estimate
+from .. import scale as scale_mod
+from ..engine import Estimate, Inputs, estimate
 from ..errors import CalcError
-from ..fields import ARCH_FIELDS, CUSTOM, parse, to_query
-from ..fmt import fmt, fmt_memo
-from ..types import Architecture, GpuKind, Method, Mode, Optimizer, Targets, Unit
-from .base import Form, Outcome, bidi, dec_of, e, fig, form_layout, iso, summary, td_fig, \
-    text, tx, txc, yes_no
+from ..fields import ARCH_FIELDS, CUSTOM, STACK_FIELDS, first, parse as parse_fields, to_query
+from ..fmt import fmt_memo
+from ..plan import PLAN_FIELDS, PlanInputs, parse_plan
+from ..scale import SCALE_FIELDS, Scale, ScaledEstimate, parse_scale, scaled
+from ..types import Mode
+from . import calculator_form, calculator_gpus, calculator_plan, calculator_results
+from .base import Form, Outcome, collect, dec, summary
 
-__all__ = ["NAME", "DEFAULT_QUERY", "FORM_FIELDS", "NUMERIC_FIELDS", "EXAMPLE_HOURS", "parse",
-           "run", "form"]
+__all__ = ["NAME", "DEFAULT_QUERY", "FORM_FIELDS", "NUMERIC_FIELDS", "EXAMPLE_HOURS", "State",
+           "parse", "run", "form"]
 
 NAME = "calculator"
 DEFAULT_QUERY: Mapping[str, str] = {}
-FORM_FIELDS = ("model", "method", "rank", "targets", "seq", "batch", "ckpt", "unit",
-               "optimizer", "mode", "flash", "dquant", "lora_experts", *ARCH_FIELDS, "config")
-NUMERIC_FIELDS = frozenset({"rank", "seq", "batch", "params", "layers", "hidden", "ffn",
-                            "heads", "kv_heads", "head_dim", "vocab"})
+FORM_FIELDS = ("model", "config", "method", "rank", "targets", "seq", "batch", "ckpt",
+               "framework", "objective", "gpu", "unit", *SCALE_FIELDS[:3],
+               *(n for n in PLAN_FIELDS if n not in ("gpu", "gpus")),
+               "optimizer", "mode", "flash", "dquant", "lora_experts", *STACK_FIELDS[1:], *ARCH_FIELDS)
+NUMERIC_FIELDS = frozenset({"rank", "seq", "batch", "gpus", "epochs", "tokens_per_s", "price",
+                            *(n for n in ARCH_FIELDS if n != "tied")})
 #: Hours of the example cost column of the GPU table.
-EXAMPLE_HOURS = 10
+EXAMPLE_HOURS = calculator_gpus.EXAMPLE_HOURS
+#: The architecture a custom model needs before anything can be computed (calc.fields._arch).
+_CUSTOM_REQUIRED = ("layers", "hidden", "ffn", "heads", "vocab")
+
+
+@dataclass(frozen=True)
+class State:
+    """One parsed configuration: the single-card inputs, the scale and the plan's fields."""
+
+    inputs: Inputs
+    scale: Scale
+    plan: PlanInputs
+
+
+def _given(query: Mapping[str, Any], name: str) -> bool:
+    v = first(query.get(name))  # type: ignore[arg-type]
+    return v is not None and str(v).strip() != ""
+
+
+def _effective(query: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The picker names a preset: a config.json left in the (hidden) paste box is not read; the
+    paste box belongs to "custom model" (issue 19: a config with a preset selected switched to a
+    custom model while the picker still named the preset)."""
+    model = first(query.get("model"))  # type: ignore[arg-type]
+    if (_given(query, "config") and model is not None and str(model).strip()
+            and str(model).strip().lower() != CUSTOM):
+        return {k: v for k, v in query.items() if k != "config"}
+    return query
+
+
+def pristine_custom(query: Mapping[str, Any]) -> bool:
+    """"Custom model" chosen and nothing of it typed yet: no config, no architecture field."""
+    model = first(query.get("model"))  # type: ignore[arg-type]
+    return (model is not None and str(model).strip().lower() == CUSTOM
+            and not _given(query, "config")
+            and not any(_given(query, n) for n in ARCH_FIELDS))
+
+
+def parse(query: Mapping[str, Any], locale: str = "en") -> State:
+    """Raw fields -> State; CalcError names every invalid field of the three parsers at once."""
+    q = _effective(query)
+    inputs, sc, pl = collect(lambda: parse_fields(q, locale), lambda: parse_scale(q, locale),
+                             lambda: parse_plan(q, locale))
+    found = scale_mod.problems(sc, inputs.optimizer)  # offload with an optimizer it cannot run
+    if found:
+        raise CalcError(found)
+    return State(inputs, sc, pl)
+
+
+def canonical_query(state: State) -> dict[str, str]:
+    """The URL: the engine's fields, the scale's that differ from the defaults, the plan's given."""
+    q = to_query(state.inputs)
+    q.update(scale_mod.to_query(state.scale))
+    p = state.plan
+    if p.tokens is not None:
+        q["tokens"] = str(p.tokens)
+    if p.epochs != PlanInputs().epochs:
+        q["epochs"] = dec(p.epochs)
+    if p.gpu is not None:
+        q["gpu"] = p.gpu
+    if p.tokens_per_s is not None:
+        q["tokens_per_s"] = dec(p.tokens_per_s)
+    if p.price is not None:
+        q["price"] = dec(p.price)
+    return q
+
+
+# --- memoized engine calls (the worker runs on every edit; most edits change one piece) ----------
+
+
+@lru_cache(maxsize=128)
+def scaled_of(inputs: Inputs, sc: Scale) -> ScaledEstimate:
+    return scaled(inputs, sc)
+
+
+@lru_cache(maxsize=128)
+def textbook_of(inputs: Inputs, sc: Scale) -> int:
+    """The figure of the other model (the textbook formula beside the realistic headline, or
+    the realistic one beside a planning headline), per GPU as the headline is."""
+    mode = Mode.PLANNING if inputs.mode is Mode.DETAILED else Mode.DETAILED
+    return scaled(replace(inputs, mode=mode), sc).per_gpu_total
+
+
+@lru_cache(maxsize=128)
+def _estimate(inputs: Inputs) -> Estimate:
+    return estimate(inputs)
 
 
 # --- run --------------------------------------------------------------------------------------
 
 
 def run(q: dict[str, str], loc: str, wid: str) -> Outcome:
-    inputs = parse(q, loc)
-    est = estimate(inputs)
-    canonical = to_query(inputs)
-    placeholders = dict(_placeholders(inputs.arch, loc))
-    line = summary("component.total", fmt_memo(est.total, inputs.unit.value, loc), loc)
-    form_values = {**canonical, "flash": str(inputs.flash).lower(),
-                   "dquant": str(inputs.dquant).lower(),
-                   "lora_experts": str(inputs.lora_experts).lower()}
-    return Outcome(_results(est, loc, wid), canonical, form_values, placeholders, line)
-
-
-@lru_cache(maxsize=256)
-def _placeholders(arch: Architecture, loc: str) -> tuple[tuple[str, str], ...]:
-    """The architecture fields' placeholders: the model's own values."""
-    return tuple((n, fmt(getattr(arch, n), "number", loc)) for n in ARCH_FIELDS if n != "tied")
-
-
-# --- results ----------------------------------------------------------------------------------
-
-
-def _results(est: Estimate, loc: str, wid: str) -> str:
-    """The results region (isolated on RTL pages piece by piece: `bidi` is not applied again)."""
-    i = est.inputs
-    unit = i.unit.value
-    try:
-        model_name = catalog.model(i.model).name if i.model != CUSTOM else txc("ui.custom_model", loc)
-    except CalcError:
-        model_name = i.model
-    total, sharded = est.total, est.sharded
-    discrete = tuple((gpu_id, *engine.fits_on(total, sharded, usable, False))
-                     for gpu_id, usable in _usable(GpuKind.DISCRETE))
-    unified = tuple((gpu_id, total <= usable) for gpu_id, usable in _usable(GpuKind.UNIFIED))
-    return "".join((
-        _config_line(model_name, i.method.value, i.arch.params, loc),
-        iso(_total_label(loc), loc),
-        fig("total", total, fmt_memo(total, unit, loc), kind="bytes", tag="strong",
-            cls="calc-fig calc-total-value"),
-        "</p>",
-        # SVG: isolate_latin leaves it as it is
-        stacked_bar(est.components, unit, loc, id_prefix=f"{wid}-chart"),
-        _breakdown(est.components, total, unit, loc, wid),
-        _trainable_line(est.trainable_params, i.arch.params, loc),
-        iso(_smallest_line(discrete, loc), loc),
-        _gpu_table(discrete, unit, loc, wid),
-        _unified_table(unified, unit, loc, wid),
-        iso(f'<p class="calc-note">{e(txc("ui.prices_note", loc))}</p>', loc),
+    if pristine_custom(q):
+        return _pristine(q, loc, wid)
+    state = parse(q, loc)
+    inputs, sc = state.inputs, state.scale
+    s = scaled_of(inputs, sc)
+    canonical = canonical_query(state)
+    placeholders = dict(calculator_form.placeholders(inputs.arch, loc))
+    head = "ui.per_gpu_total" if calculator_results.scaled_view(sc) else "component.total"
+    line = summary(head, fmt_memo(s.per_gpu_total, inputs.unit.value, loc), loc)
+    html = "".join((
+        calculator_results.summary_block(state, s, textbook_of(inputs, sc), loc, wid),
+        calculator_results.details_block(state, s, loc, wid),
+        calculator_gpus.tables(state, loc, wid),
+        calculator_plan.panel(state, s, loc, wid),
     ))
+    return Outcome(html, canonical, form_values(state, canonical, q), placeholders, line)
 
 
-@lru_cache(maxsize=1024)
-def _config_line(model_name: str, method: str, params: int, loc: str) -> str:
-    return bidi(f'<p class="calc-config">{e(model_name)} · {e(txc(f"method.{method}", loc))} · '
-                f'{fig("params", params, fmt_memo(params, "params", loc))}</p>', loc)
+def form_values(state: State, canonical: Mapping[str, str], q: Mapping[str, str]
+                ) -> dict[str, str]:
+    """What the form holds: the canonical values, every yes/no and choice field, empty knobs
+    ("as the stack does"), and the plan's fields as the reader typed them (50M stays 50M)."""
+    i, sc = state.inputs, state.scale
+    out = {**canonical, "flash": str(i.flash).lower(), "dquant": str(i.dquant).lower(),
+           "lora_experts": str(i.lora_experts).lower(),
+           "gpus": str(sc.gpus), "sharding": sc.sharding.value, "offload": sc.offload.value,
+           "objective": sc.objective.value}
+    for name in (*STACK_FIELDS[1:], "gpu", "tokens", "epochs", "tokens_per_s", "price"):
+        out.setdefault(name, "")
+    for name in ("tokens", "epochs", "tokens_per_s", "price"):
+        if _given(q, name):
+            out[name] = str(first(q[name])).strip()  # type: ignore[arg-type]
+    return out
 
 
-def _total_label(loc: str) -> str:
-    return (f'<p class="calc-total"><span class="calc-total-label">'
-            f'{e(txc("component.total", loc))}</span> ')
-
-
-@lru_cache(maxsize=8192)
-def _share_text(value: int, total: int, loc: str) -> str:
-    """A component's share of the total in the breakdown table (one fraction digit)."""
-    share = Fraction(value, total) if total else Fraction(0)
-    return text(dec_of(share), "percent", loc, 1)
-
-
-def _breakdown(components: tuple[tuple[str, int], ...], total: int, unit: str, loc: str,
-               wid: str) -> str:
-    rows = "".join(f'{_breakdown_head(n, name, loc)}{value}">{text(value, unit, loc)}</td>'
-                   f"<td>{_share_text(value, total, loc)}</td></tr>"
-                   for n, (name, value) in enumerate(components))  # values: int bytes
-    foot = (f'{iso(_breakdown_foot_head(loc), loc)}{text(total, unit, loc)}</td>'
-            f"<td>{text(1, 'percent', loc)}</td></tr></tfoot>")
-    head = (txc("ui.component", loc), txc("ui.memory", loc), txc("ui.share", loc))
-    opening = html.table_open(wid, "breakdown", txc("ui.breakdown", loc), head, "calc-breakdown")
-    return f"{iso(opening, loc)}{rows}</tbody>{foot}</table></div>"
-
-
-@lru_cache(maxsize=None)
-def _breakdown_head(n: int, name: str, loc: str) -> str:
-    """A breakdown row up to its bytes value."""
-    head = f'<tr><th scope="row">{swatch(n)}{e(txc(f"component.{name}", loc))}</th>'
-    return f'{bidi(head, loc)}<td data-calc="{e(name)}" data-bytes="'
-
-
-def _breakdown_foot_head(loc: str) -> str:
-    return f'<tfoot><tr><th scope="row">{e(txc("component.total", loc))}</th><td>'
-
-
-@lru_cache(maxsize=1024)
-def _trainable_line(trainable: int, params: int, loc: str) -> str:
-    share = Fraction(trainable, params)
-    return bidi(
-        f'<p class="calc-trainable"><span>{e(txc("component.trainable_params", loc))}:</span> '
-        f'{fig("trainable_params", trainable, fmt_memo(trainable, "params", loc))} '
-        f'({fig("trainable_share", share, fmt(dec_of(share), "percent", loc, 2))})</p>', loc)
-
-
-@lru_cache(maxsize=None)
-def _usable(kind: GpuKind) -> tuple[tuple[str, int], ...]:
-    """(id, usable bytes) of the catalog's GPUs of one kind, in the catalog's order."""
-    return tuple((g.id, engine.usable_bytes(g)) for g in catalog.gpus() if g.kind is kind)
-
-
-def _smallest_line(discrete: tuple[tuple[str, bool, int | None], ...], loc: str) -> str:
-    """The smallest card that fits alone, from (id, fits, cards) of each discrete GPU."""
-    one = [catalog.gpu(gpu_id) for gpu_id, fits, _ in discrete if fits]
-    if one:
-        smallest = min(one, key=lambda g: g.memory_bytes)
-        line = tx("ui.smallest_fit", loc, gpu=catalog.gpu_label(smallest, loc))
-        return (f'<p class="calc-smallest" data-calc="smallest_gpu" '
-                f'data-value="{e(smallest.id)}">{e(line)}</p>')
-    return (f'<p class="calc-smallest" data-calc="smallest_gpu" data-value="none">'
-            f'{e(tx("ui.none_fit", loc))}</p>')
-
-
-# --- the GPU tables ---------------------------------------------------------------------------
-#
-# Rows are memoized by their state (card, fits, cards) and whole tables by their rows' states;
-# the parts that do not depend on the input are rendered once per unit and locale.
-
-
-@lru_cache(maxsize=512)
-def _gpu_table(states: tuple[tuple[str, bool, int | None], ...], unit: str, loc: str,
-               wid: str) -> str:
-    """The table of discrete cards: (id, fits on one, fewest cards) of each."""
-    head = iso(html.table_open(wid, "gpus", txc("ui.which_gpus", loc), _gpu_heads(loc),
-                               "calc-gpus"), loc)
-    rows = "".join(_gpu_row(gpu_id, fits, cards, unit, loc) for gpu_id, fits, cards in states)
-    return f"{head}{rows}</tbody></table></div>"
-
-
-@lru_cache(maxsize=4096)
-def _gpu_row(gpu_id: str, fits: bool, cards: int | None, unit: str, loc: str) -> str:
-    g = catalog.gpu(gpu_id)
-    if cards is None:
-        cards_cell = td_fig(f"cards.{g.id}", None, tx("ui.no_cards", loc))
-    else:
-        cards_cell = td_fig(f"cards.{g.id}", cards, fmt(cards, "number", loc))
-    if g.price_per_hour is None or cards is None:
-        cost_cell = f'<td data-calc="cost.{e(g.id)}" data-value="none">—</td>'
-    else:
-        c = engine.cost(EXAMPLE_HOURS, g.price_per_hour * cards)
-        cost_cell = td_fig(f"cost.{g.id}", c, fmt(c, "USD", loc))
-    name, memory, price_cell = _gpu_cells(g.id, unit, loc)
-    return bidi(f"{_row_start(g.id, fits)}{name}{_fits_cell(g.id, fits, loc)}"
-                f"{cards_cell}{memory}{price_cell}{cost_cell}</tr>", loc)
-
-
-@lru_cache(maxsize=256)
-def _unified_table(states: tuple[tuple[str, bool], ...], unit: str, loc: str, wid: str) -> str:
-    """The table of unified-memory machines: (id, fits) of each."""
-    rows = [f"{_row_start(gpu_id, fits)}{_gpu_cells(gpu_id, unit, loc)[0]}"
-            f"{_fits_cell(gpu_id, fits, loc)}{_gpu_cells(gpu_id, unit, loc)[1]}</tr>"
-            for gpu_id, fits in states]
-    return bidi(html.scroll_table(wid, "unified", tx("ui.unified_usable", loc),
-                                  _unified_heads(loc), rows, cls="calc-unified"), loc)
-
-
-def _row_start(gpu_id: str, fits: bool) -> str:
-    return (f'<tr class="{"calc-row-fits" if fits else "calc-row-nofit"}" '
-            f'data-gpu="{e(gpu_id)}">')
-
-
-@lru_cache(maxsize=None)
-def _gpu_cells(gpu_id: str, unit: str, loc: str) -> tuple[str, str, str]:
-    """(name cell; memory and usable cells; price cell) of one catalog GPU. The verdict goes
-    right after the name: on a phone the first columns are the ones in view."""
-    g = catalog.gpu(gpu_id)
-    usable = engine.usable_bytes(g)
-    name = f'<th scope="row">{e(catalog.gpu_label(g, loc))}</th>'
-    memory = (f"{td_fig(f'memory.{g.id}', g.memory_bytes, fmt(g.memory_bytes, unit, loc), 'bytes')}"
-              f"{td_fig(f'usable.{g.id}', usable, fmt(usable, unit, loc), 'bytes')}")
-    if g.price_per_hour is None:
-        price = (f'<td data-calc="price.{e(g.id)}" data-value="none">'
-                 f'{e(tx("ui.no_price", loc))}</td>')
-    else:
-        price = td_fig(f"price.{g.id}", g.price_per_hour, fmt(g.price_per_hour, "USD", loc))
-    return name, memory, price
-
-
-@lru_cache(maxsize=None)
-def _fits_cell(gpu_id: str, fits: bool, loc: str) -> str:
-    return (f'<td data-calc="fits.{e(gpu_id)}" data-value="{html.raw(fits)}">'
-            f"{yes_no(fits, loc)}</td>")
-
-
-@lru_cache(maxsize=None)
-def _gpu_heads(loc: str) -> tuple[str, ...]:
-    hours = fmt(EXAMPLE_HOURS, "hours", loc)
-    share = fmt(dec_of(engine.DISCRETE_USABLE), "percent", loc)
-    return (tx("field.gpu", loc), tx("ui.one_card", loc), tx("ui.cards_sharded", loc),
-            tx("ui.memory", loc), tx("ui.usable", loc, share=share), tx("field.price", loc),
-            f'{tx("ui.example_cost", loc)} ({hours})')
-
-
-@lru_cache(maxsize=None)
-def _unified_heads(loc: str) -> tuple[str, ...]:
-    share = fmt(dec_of(engine.UNIFIED_USABLE), "percent", loc)
-    return (tx("ui.machine", loc), tx("ui.fits", loc), tx("ui.memory", loc),
-            tx("ui.usable", loc, share=share))
-
-
-# --- form -------------------------------------------------------------------------------------
+def _pristine(q: Mapping[str, str], loc: str, wid: str) -> Outcome:
+    """"Custom model" with nothing typed: every other field is still read (and an invalid one
+    named), the architecture is not asked for yet: the results region asks for a config.json."""
+    rest = {k: v for k, v in q.items() if k != "model"}
+    state = parse(rest, loc)
+    canonical = {**canonical_query(state), "model": CUSTOM}
+    html = calculator_results.custom_prompt(loc)
+    values = {**form_values(state, canonical, q), **{n: "" for n in ARCH_FIELDS}}
+    return Outcome(html, canonical, values, {}, calculator_results.prompt_text(loc))
 
 
 def form(f: Form, loc: str, placeholders: Mapping[str, str]) -> str:
-    wid = f.wid
-    models = "".join(f'<option value="{e(m.id)}">{e(m.name)}</option>' for m in catalog.models())
-    models += f'<option value="{CUSTOM}">{e(tx("ui.custom_model", loc))}</option>'
-    datalist = f'<datalist id="{wid}-models">{models}</datalist>'
-    common = [
-        f.text("model", inputmode="", datalist=f"{wid}-models", ltr=True, cls="calc-field-wide"),
-        datalist,
-        f.radios("method", [(m.value, tx(f"method.{m.value}", loc)) for m in Method]),
-        f.text("rank", inputmode="numeric"),
-        f.select("targets", [(x.value, tx(f"targets.{x.value}", loc)) for x in Targets]),
-        f.text("seq", inputmode="numeric"),
-        f.text("batch", inputmode="numeric"),
-        f.checkbox("ckpt"),
-        f.radios("unit", [(u.value, u.value) for u in (Unit.GIB, Unit.GB)]),
-    ]
-    arch = []
-    for n in ARCH_FIELDS:
-        if n == "tied":
-            arch.append(f.select("tied", [("", tx("ui.from_model", loc)),
-                                          ("true", tx("bool.true", loc)),
-                                          ("false", tx("bool.false", loc))]))
-        else:
-            arch.append(f.text(n, inputmode="text" if n == "params" else "numeric", ltr=True,
-                               placeholder=placeholders.get(n, "")))
-    advanced = [
-        f.select("optimizer", [(o.value, tx(f"optimizer.{o.value}", loc)) for o in Optimizer]),
-        f.select("mode", [(m.value, tx(f"mode.{m.value}", loc)) for m in Mode]),
-        f.checkbox("flash"),
-        f.checkbox("dquant"),
-        f.checkbox("lora_experts"),
-        f'<fieldset class="calc-group"><legend>{e(tx("ui.custom_model", loc))}</legend>'
-        f'<p class="calc-help">{e(tx("ui.arch_help", loc))}</p>'
-        f'<div class="calc-grid">{"".join(arch)}</div></fieldset>',
-        f.textarea("config"),
-    ]
-    return form_layout(wid, loc, common, advanced)
+    return calculator_form.form(f, loc, placeholders)

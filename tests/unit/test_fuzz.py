@@ -217,13 +217,15 @@ TAGS = frozenset({"p", "span", "strong", "div", "section", "table", "caption", "
                   "tbody", "tfoot", "tr", "th", "td", "ul", "li", "bdi", "svg", "g", "rect",
                   "text", "title", "desc", "line", "path", "circle", "form", "fieldset",
                   "legend", "label", "input", "select", "option", "textarea", "datalist",
-                  "details", "summary", "button", "noscript", "tspan"})
+                  "details", "summary", "button", "noscript", "tspan",
+                  # the calculator's sections, picker groups and training-config export
+                  "h3", "optgroup", "pre", "code"})
 ATTR = re.compile(r"^(?:data-[a-z-]+|aria-[a-z]+|id|class|role|tabindex|name|type|value|dir|"
                   r"lang|for|form|hidden|checked|selected|rows|placeholder|list|inputmode|"
                   r"autocomplete|spellcheck|novalidate|open|scope|viewbox|xmlns|width|height|"
                   r"x|y|x1|x2|y1|y2|rx|fill|stroke|stroke-width|stroke-dasharray|d|r|cx|cy|"
                   r"text-anchor|dominant-baseline|focusable|preserveaspectratio|"
-                  r"font-size|transform|opacity|readonly)$")
+                  r"font-size|transform|opacity|readonly|colspan|label)$")
 FIGURE_VALUE = re.compile(r"^(?:none|true|false|[a-z0-9][a-z0-9.\-]*|\d+(?:\.\d+)?(?:E[+-]?\d+)?)$")
 
 

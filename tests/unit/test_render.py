@@ -17,7 +17,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from calc import catalog, engine
 from calc.engine import QUICK_PRESETS, estimate
-from calc.fields import FIELDS, STACK_FIELDS, parse
+from calc.fields import FIELDS, parse
+from calc.plan import PLAN_FIELDS
+from calc.scale import SCALE_FIELDS
 from calc.fmt import fmt
 from calc.i18n import LOCALES, locale_dir, t
 from calc.render import DEFAULT_QUERY, FORM_FIELDS, WIDGETS, results, results_json, widget
@@ -64,8 +66,10 @@ def test_every_widget_renders_in_every_locale(name, locale):
     form = w.find(lambda n: n.tag == "form")
     assert "data-calc-form" in form.attrs
 
-    visible = w.text() + " ".join(n.get("placeholder", "") + n.get("aria-label", "")
-                                  for n in w.iter())
+    code = {id(n) for p in w.iter() if p.tag == "pre" for n in p.iter()}  # an export's text
+    visible = "".join(c for n in w.iter() if id(n) not in code for c in n.children
+                      if isinstance(c, str))
+    visible += " ".join(n.get("placeholder", "") + n.get("aria-label", "") for n in w.iter())
     assert not RAW_KEY.search(visible), RAW_KEY.search(visible)
     ids = [n.get("id") for n in w.iter() if n.get("id")]
     assert len(ids) == len(set(ids)), "duplicate ids"
@@ -87,9 +91,9 @@ def test_form_fields_carry_the_interface_names(name):
     names = {n.get("name") for n in root.iter() if n.tag in ("input", "select", "textarea")}
     assert names == set(FORM_FIELDS[name])
     if name == "calculator":
-        # every interface field of engine.md is in the form, but the training stack's, which the
-        # form gains when it is wired to them (issue 13)
-        assert set(FIELDS) - set(STACK_FIELDS) <= names
+        # every interface field of engine.md is in the form: the engine's, the training stack's,
+        # the scale's and the plan's
+        assert set(FIELDS) | set(SCALE_FIELDS) | set(PLAN_FIELDS) <= names
     # each field has its (hidden, empty) error slot, addressed by field name
     slots = {n.get("data-calc-error-for"): n for n in root.iter() if "data-calc-error-for" in n.attrs}
     assert set(slots) == names
@@ -100,10 +104,45 @@ def test_form_fields_carry_the_interface_names(name):
 
 def test_common_fields_first_advanced_in_details():
     root = dom(widget("calculator", "en"))
-    details = root.find(lambda n: n.tag == "details")
-    inside = {n.get("name") for n in details.iter() if n.get("name")}
-    assert {"optimizer", "mode", "config", "layers", "hidden", "kv_heads", "tied"} <= inside
-    assert not inside & {"model", "method", "rank", "targets", "seq", "batch", "ckpt"}
+    form = root.find(lambda n: n.tag == "form")
+    advanced = [n for n in form.children if getattr(n, "tag", "") == "details"][-1]
+    inside = {n.get("name") for n in advanced.iter() if n.get("name")}
+    assert {"optimizer", "mode", "layers", "hidden", "kv_heads", "tied", "adapter_dtype",
+            "loss", "opt_step", "act_offload", "quantized", "kbit_upcast"} <= inside
+    main = {n.get("name") for n in form.children[0].iter() if n.get("name")}
+    # issue 13: the training stack is a main field; issue 19: the reader's card too
+    assert {"model", "method", "rank", "targets", "seq", "batch", "ckpt", "framework",
+            "objective", "gpu"} <= main
+    # the GPUs group and the time-and-cost fields have their own groups, outside both
+    gpus = root.find(lambda n: n.tag == "fieldset" and "calc-gpus-group" in n.get("class", ""))
+    assert {n.get("name") for n in gpus.iter() if n.get("name")} == {"gpus", "sharding", "offload"}
+    plan = root.find(lambda n: n.tag == "details" and "calc-plan-fields" in n.get("class", ""))
+    assert {n.get("name") for n in plan.iter() if n.get("name")} == {
+        "tokens", "epochs", "tokens_per_s", "price"}
+    # the config.json paste box comes first for a custom model, before the architecture
+    paste = root.find(lambda n: n.get("data-show-when") == "model=custom")
+    assert paste.tag == "fieldset" and "hidden" in paste.attrs
+    assert [n.get("name") for n in paste.iter() if n.get("name")] == ["config"]
+    order = [n.get("name") for n in root.iter() if n.get("name")]
+    assert order.index("config") < order.index("layers")
+    custom = dom(widget("calculator", "en", {"model": "custom"}))
+    assert "hidden" not in custom.find(lambda n: n.get("data-show-when") == "model=custom").attrs
+
+
+def test_knobs_default_to_the_stack():
+    """Each knob's select starts at "as the stack does" (the empty value), its other options
+    the enumeration's values with their catalog labels."""
+    from calc.fields import KNOB_CHOICES
+
+    root = dom(widget("calculator", "en"))
+    for name, enum in KNOB_CHOICES.items():
+        select = root.find(lambda n: n.tag == "select" and n.get("name") == name)
+        options = [(o.get("value"), o.text()) for o in select.iter() if o.tag == "option"]
+        assert options == [("", t("ui.stack_default", "en"))] + [
+            (m.value, t(f"{name}.{m.value}", "en")) for m in enum]
+        assert [o.get("value") for o in select.iter() if "selected" in o.attrs] == [""]
+    framework = root.find(lambda n: n.tag == "select" and n.get("name") == "framework")
+    assert [o.get("value") for o in framework.iter() if "selected" in o.attrs] == ["hf"]
 
 
 def test_form_starts_with_the_engines_defaults():
@@ -145,16 +184,25 @@ def test_persian_pages_show_persian_digits_in_the_fields():
         lambda n: n.get("name") == "seq").get("value") == "12x"
 
 
-def test_model_picker_is_a_native_combobox():
+def test_model_picker_groups_dense_and_moe_models():
+    """Issue 14: dense models first, then mixture-of-experts models, one <optgroup> per kind and
+    family; the options show display names, "custom model" last."""
     root = dom(widget("calculator", "en"))
     model = root.find(lambda n: n.get("name") == "model")
-    assert model.tag == "input" and model.get("value") == "llama-3.1-8b"
-    datalist = by_id(root, model.get("list"))
-    assert datalist.tag == "datalist"
-    values = [o.get("value") for o in datalist.iter() if o.tag == "option"]
-    assert values == [*catalog.model_ids(), "custom"]
-    labels = [o.text() for o in datalist.iter() if o.tag == "option"][:-1]
-    assert labels == [m.name for m in catalog.models()]
+    assert model.tag == "select"
+    groups = [n for n in model.children if getattr(n, "tag", "") == "optgroup"]
+    kinds = []
+    for g in groups[:-1]:
+        ids = [o.get("value") for o in g.iter() if o.tag == "option"]
+        presets = [catalog.model(i) for i in ids]
+        assert {(m.kind, m.family) for m in presets} == {(presets[0].kind, presets[0].family)}
+        assert g.get("label") == t(f"ui.model_kind.{presets[0].kind}", "en", family=presets[0].family)
+        assert [o.text() for o in g.iter() if o.tag == "option"] == [m.name for m in presets]
+        kinds.append(presets[0].kind)
+    assert kinds == sorted(kinds, key=["dense", "moe"].index) and "moe" in kinds
+    values = [o.get("value") for o in model.iter() if o.tag == "option"]
+    assert sorted(values[:-1]) == sorted(catalog.model_ids()) and values[-1] == "custom"
+    assert [o.get("value") for o in model.iter() if "selected" in o.attrs] == ["llama-3.1-8b"]
 
 
 def test_quick_presets_and_custom():
@@ -377,7 +425,9 @@ def test_every_widget_module_is_registered_and_complete():
     import calc.widgets
     from calc.render import REGISTRY
 
-    modules = [m.name for m in pkgutil.iter_modules(calc.widgets.__path__) if m.name != "base"]
+    # calculator_*: the parts of the calculator's module (its form, results, tables, plan)
+    modules = [m.name for m in pkgutil.iter_modules(calc.widgets.__path__)
+               if m.name != "base" and not m.name.startswith("calculator_")]
     assert sorted(modules) == sorted(WIDGETS) and tuple(REGISTRY) == WIDGETS
     for name, module in REGISTRY.items():
         assert module is importlib.import_module(f"calc.widgets.{name}")

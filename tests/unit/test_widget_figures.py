@@ -45,39 +45,75 @@ CALCULATOR_CASES = [
     {"model": "custom", "layers": "24", "hidden": "2048", "ffn": "5632", "heads": "16",
      "vocab": "32000"},
     {"model": "llama-3.1-8b", "kv_heads": "32", "params": "8B"},
+    # training stacks and their knobs (issue 13), planning mode's headline
+    {"framework": "unsloth", "method": "qlora"},
+    {"framework": "torchtune", "loss": "fused", "opt_step": "foreach", "adapter_dtype": "bf16"},
+    {"mode": "planning", "method": "qlora"},
+    # several GPUs, offload, DPO (issue 15)
+    {"gpus": "4", "sharding": "zero2", "method": "full"},
+    {"gpus": "2", "sharding": "zero3", "offload": "optimizer", "method": "full"},
+    {"objective": "dpo", "method": "full", "model": "qwen2.5-0.5b"},
+    {"act_offload": "true", "seq": "8192"},
+    # mixture of experts (issue 14)
+    {"model": "qwen3-30b-a3b", "method": "qlora"},
 ]
 
 
 def expected_calculator(query, locale):
+    """Every figure of the calculator's results from calc's own functions: the estimate, the
+    scale layer (per GPU, cards per strategy), the other model's total, the catalog."""
+    from dataclasses import replace
+
+    from calc.scale import Scale, cards_needed, parse_scale, scaled
+    from calc.types import Mode
+
     inputs = parse(query, locale)
+    sc = parse_scale(query, locale)
+    s = scaled(inputs, sc)
     est = estimate(inputs)
     unit = inputs.unit.value
-    exp = {name: ("bytes", str(v), fmt(v, unit, locale)) for name, v in est.components}
-    exp["total"] = ("bytes", str(est.total), fmt(est.total, unit, locale))
+    exp = {name: ("bytes", str(v), fmt(v, unit, locale)) for name, v in s.gpu_components}
+    head = "total" if sc in (Scale(), Scale(sharding=sc.sharding)) else "per_gpu_total"
+    exp[head] = ("bytes", str(s.per_gpu_total), fmt(s.per_gpu_total, unit, locale))
+    other = scaled(replace(inputs, mode=Mode.PLANNING if inputs.mode is Mode.DETAILED
+                           else Mode.DETAILED), sc).per_gpu_total
+    exp["textbook_total" if inputs.mode is Mode.DETAILED else "realistic_total"] = (
+        "bytes", str(other), fmt(other, unit, locale))
+    if s.cpu_bytes:
+        exp["cpu_bytes"] = ("bytes", str(s.cpu_bytes), fmt(s.cpu_bytes, unit, locale))
+        for name, v in s.cpu_components:
+            exp[f"cpu.{name}"] = ("bytes", str(v), fmt(v, unit, locale))
     exp["trainable_params"] = ("value", str(est.trainable_params),
                                fmt(est.trainable_params, "params", locale))
     exp["params"] = ("value", str(inputs.arch.params), fmt(inputs.arch.params, "params", locale))
-    for f in gpu_fit(est):
-        g = f.gpu
-        exp[f"fits.{g.id}"] = ("value", "true" if f.fits else "false", None)
+    needed = cards_needed(inputs, sc)
+    for g in catalog.gpus():
+        by = needed[g.id]
+        n = by[sc.sharding.value]
+        usable = engine.usable_bytes(g)
+        exp[f"fits.{g.id}"] = ("value", "true" if n is not None and n <= sc.gpus else "false", None)
         exp[f"memory.{g.id}"] = ("bytes", str(g.memory_bytes), fmt(g.memory_bytes, unit, locale))
-        exp[f"usable.{g.id}"] = ("bytes", str(f.usable), fmt(f.usable, unit, locale))
+        exp[f"usable.{g.id}"] = ("bytes", str(usable), fmt(usable, unit, locale))
         if g.kind is GpuKind.DISCRETE:
-            exp[f"cards.{g.id}"] = ("value", str(f.cards) if f.cards else "none",
-                                    fmt(f.cards, "number", locale) if f.cards else None)
+            exp[f"cards.{g.id}"] = ("value", str(n) if n else "none",
+                                    fmt(n, "number", locale) if n else None)
+            for strategy, m in by.items():
+                if strategy != sc.sharding.value:
+                    exp[f"cards.{strategy}.{g.id}"] = ("value", str(m) if m else "none",
+                                                       fmt(m, "number", locale) if m else "—")
             if g.price_per_hour is None:
                 exp[f"price.{g.id}"] = ("value", "none", None)
                 exp[f"cost.{g.id}"] = ("value", "none", None)
             else:
                 exp[f"price.{g.id}"] = ("value", str(g.price_per_hour),
                                         fmt(g.price_per_hour, "USD", locale))
-                if f.cards:
-                    c = engine.cost(EXAMPLE_HOURS, g.price_per_hour * f.cards)
+                if n:
+                    c = engine.cost(EXAMPLE_HOURS, g.price_per_hour * n)
                     exp[f"cost.{g.id}"] = ("value", str(c), fmt(c, "USD", locale))
                 else:
                     exp[f"cost.{g.id}"] = ("value", "none", None)
-    one = [f for f in gpu_fit(est) if f.fits and f.gpu.kind is GpuKind.DISCRETE]
-    smallest = min(one, key=lambda f: f.gpu.memory_bytes).gpu.id if one else "none"
+    one = [g for g in catalog.gpus() if g.kind is GpuKind.DISCRETE and needed[g.id][sc.sharding.value] == 1]
+    smallest = min(one, key=lambda g: g.memory_bytes).id if one else "none"
     exp["smallest_gpu"] = ("value", smallest, None)
     return est, exp
 
@@ -91,12 +127,17 @@ def test_calculator_figures_match_the_engine(query, locale):
     est, exp = expected_calculator(query, locale)
     share = got.pop("trainable_share")
     assert float(share[1]) == pytest.approx(est.trainable_params / est.inputs.arch.params)
+    for moe in ("experts_share", "active_params"):  # a mixture-of-experts model's line
+        got.pop(moe, None)
     assert set(got) == set(exp)
     for name, (kind, raw, text) in exp.items():
         assert got[name][:2] == (kind, raw), name
         if text is not None:
             assert got[name][2] == text, name
-    assert res["query"] == to_query(parse(query, locale))
+    from calc.scale import parse_scale, to_query as scale_query
+
+    assert res["query"] == {**to_query(parse(query, locale)),
+                            **scale_query(parse_scale(query, locale))}
 
 
 def test_figures_by_hand_for_a_gqa_and_a_non_gqa_model():
