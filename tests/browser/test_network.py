@@ -149,11 +149,16 @@ class Held:
 
     def __init__(self):
         self.routes = []
+        self.released = False
 
     def __call__(self, route):
-        self.routes.append(route)
+        if self.released:  # e.g. the GET after the worker's HEAD check
+            route.continue_()
+        else:
+            self.routes.append(route)
 
     def release(self):
+        self.released = True
         for route in self.routes:
             route.continue_()
         self.routes.clear()
