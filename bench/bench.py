@@ -49,6 +49,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from network import network_main, network_profiles
 from page_scripts import BARE_HTML, BARE_JS, BARE_WORKER_JS, EDIT_JS, INIT_JS
 from report import pct, report  # noqa: F401  (pct: ab.py uses bench.pct)
 from targets import BENCH, LH_CATEGORIES, LIGHTHOUSE_PAGES, LOCALES, PAGES, ROOT, WIDGET_PAGES
@@ -59,7 +60,7 @@ CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]
 RUNTIME_PARTS = ("/assets/pyodide/", "/assets/calc/")  # Pyodide, worker, wheel, snapshot
-PAGE_ASSETS = ("/assets/calc/page.js", "/assets/calc/calc.css")  # the widget page's own
+PAGE_ASSETS = ("/assets/calc/page.js", "/assets/calc/copy.js", "/assets/calc/calc.css")  # the widget page's own
 
 
 def is_runtime(url: str) -> bool:
@@ -382,6 +383,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="Lighthouse runs per page; the median one is reported (default 3)")
     ap.add_argument("--out", default=str(ROOT / "BENCHMARKS.md"))
     ap.add_argument("--json", default=str(BENCH / "results.json"))
+    ap.add_argument("--network-only", action="store_true",
+                    help="only the throttled profiles (section 7 of --out, the rest kept)")
+    ap.add_argument("--site", help="a built site to measure instead of building one")
+    ap.add_argument("--before-ref", help="also measure the page scripts of this git ref "
+                    "(docs/assets/calc/*.js) on the same build, as \"calculator (before)\"")
     ap.add_argument("--report-only", action="store_true",
                     help="write --out again from the figures in --json, measuring nothing")
     args = ap.parse_args(argv)
@@ -390,6 +396,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not Path(CHROMIUM).is_file():
         sys.exit(f"bench: Chromium not found at {CHROMIUM} (apt-get install chromium)")
+    if args.network_only:
+        return network_main(args)
     from playwright.sync_api import sync_playwright
 
     started = time.perf_counter()
@@ -427,6 +435,10 @@ def main(argv: list[str] | None = None) -> int:
                     results["load"]["latency_end"] = os.getloadavg()[0]
                     log("bytes transferred ...")
                     results["transfer"] = transfer(browser, base)
+                    log("throttled networks ...")
+                    results["network"] = network_profiles(
+                        browser, {"calculator": url_of(base, "en", "calculator"),
+                                  "bare": base + "assets/bench/bare.html"}, 1, log)
                 finally:
                     browser.close()
             if args.no_lighthouse:

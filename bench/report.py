@@ -248,6 +248,11 @@ def report(r: dict, out: Path) -> None:
             f"{mt['total-blocking-time'] or 0:.0f} ms | {', '.join(x['failing']) or '-'} |")
     add("")
 
+    if r.get("network"):
+        from network import report_lines
+
+        lines.extend(report_lines(r["network"]))
+
     ideas = BENCH / "ideas.md"
     if ideas.is_file():
         add(ideas.read_text(encoding="utf-8").rstrip())

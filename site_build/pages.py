@@ -242,6 +242,11 @@ def localize_config(config) -> None:
     key = "site.permalink"
     if key in i18n.catalog(DEFAULT_LOCALE):
         toc["permalink_title"] = i18n.t(key, locale)
+    # The FAQ's copy-link buttons (overrides/assets/javascripts/faq.js), in the locale's words.
+    config.extra["faq_msgs"] = {
+        "button": i18n.t("ui.copy_link", locale), "label": i18n.t("site.faq_copy_link", locale),
+        "copied": i18n.t("site.faq_link_copied", locale),
+        "failed": i18n.t("ui.copy_failed", locale)}
 
 
 # A page with a widget loads the widgets' script and styles; a missing one fails the build.

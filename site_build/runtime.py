@@ -128,6 +128,22 @@ def _snapshot_key(pyodide_dir: Path, wheel: Path) -> str:
     return h.hexdigest()
 
 
+#: What the worker downloads (or imports) on its way to "ready", beside the wheel and the snapshot.
+RUNTIME_DOWNLOADS = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
+                     "pyodide-lock.json")
+
+
+def download_sizes(pyodide_dir: Path, wheel: Path, snapshot: Path) -> dict[str, int]:
+    """The manifest's `files`: {path relative to manifest.json: bytes} of every file the worker
+    may fetch before it is ready. The worker (net.js) adds up the ones its path takes (the
+    snapshot, or the standard library without it) for the page's progress, and refuses a body
+    of another size (a download cut short)."""
+    out = {f"../pyodide/{name}": (pyodide_dir / name).stat().st_size for name in RUNTIME_DOWNLOADS}
+    out[wheel.name] = wheel.stat().st_size
+    out[snapshot.name] = snapshot.stat().st_size
+    return out
+
+
 def build_snapshot(pyodide_dir: Path, wheel: Path, dest: Path) -> Path:
     """Pyodide's memory with calc imported and warmed up, made by Node (`make_snapshot.mjs`),
     cached by the hash of its inputs; named in dest/manifest.json (`snapshot`, its size and
@@ -155,6 +171,7 @@ def build_snapshot(pyodide_dir: Path, wheel: Path, dest: Path) -> Path:
     manifest_path = dest / "manifest.json"
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     manifest.update({"snapshot": SNAPSHOT_NAME, "snapshot_size": len(data),
-                     "snapshot_sha256": hashlib.sha256(data).hexdigest()})
+                     "snapshot_sha256": hashlib.sha256(data).hexdigest(),
+                     "files": download_sizes(pyodide_dir, wheel, target)})
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return target

@@ -10,8 +10,14 @@
 //   status(stage, truthy?)             {type: "status", stage, truthy}: loading got to `stage`
 //                                      (RUNTIME, then PACKAGE, then READY; at READY `truthy`
 //                                      lists the words calc reads as yes in a yes/no field)
-//   error(stage, detail)               {type: "error", stage, detail}: Python could not be
-//                                      loaded at `stage`, or broke (stage CRASHED); fatal
+//   progress(loaded, total)            {type: "progress", loaded, total}: bytes of the runtime's
+//                                      files have arrived (decoded bytes so far; total: what
+//                                      the manifest says the chosen path downloads, 0 unknown).
+//                                      Sent while bytes arrive: the page's load guard waits
+//                                      for the next one (page.js), not for the whole download
+//   error(stage, detail, cause)        {type: "error", stage, detail, cause}: Python could not
+//                                      be loaded at `stage`, or broke (stage CRASHED); fatal.
+//                                      cause NETWORK: a file stopped arriving or came cut short
 //   result(id, result)                 {type: "result", id, result}: the answer to request `id`,
 //                                      calc.render.results(): {ok, html, errors, query, form,
 //                                      placeholders, status}
@@ -26,6 +32,12 @@ export const TYPE = Object.freeze({
   ERROR: "error",
   RESULT: "result",
   FAILURE: "failure",
+  PROGRESS: "progress",
+});
+
+export const CAUSE = Object.freeze({
+  NETWORK: "network", // a download failed, was cut short or stopped (reload to retry)
+  LOAD: "load", // anything else: the browser cannot run it, a file is missing or wrong
 });
 
 export const STAGE = Object.freeze({
@@ -37,7 +49,9 @@ export const STAGE = Object.freeze({
 
 export const request = (id, name, query, locale) => ({ id, name, query, locale });
 export const status = (stage, truthy = null) => ({ type: TYPE.STATUS, stage, truthy });
-export const error = (stage, detail) => ({ type: TYPE.ERROR, stage, detail });
+export const error = (stage, detail, cause = CAUSE.LOAD) =>
+  ({ type: TYPE.ERROR, stage, detail, cause });
+export const progress = (loaded, total) => ({ type: TYPE.PROGRESS, loaded, total });
 export const result = (id, value) => ({ type: TYPE.RESULT, id, result: value });
 export const failure = (id, detail) => ({ type: TYPE.FAILURE, id, detail });
 

@@ -10,25 +10,40 @@
 //   form[data-calc-form]                 fields named as the engine's interface
 //   [data-calc-error-for=FIELD]          each field's error slot, id WIDGETID-FIELD-error
 //   [data-calc-status]                   role=status line
-//   [data-calc-copy]                     copy-link button
+//   [data-calc-copy]                     copy-link button; [data-calc-copy=ID] (anywhere in the
+//                                        root, results too): copies the text of element ID and
+//                                        says data-msg-KEY, KEY its data-calc-copied or
+//                                        "text-copied" (else "copied")
 //   [data-calc-results]                  results region (swapped on each result)
 // The root's data-busy is "true" while a recalculation is pending and "false" once the last
 // one is on the page (tests and benchmarks wait for it).
 //
+// Loading: the worker reports the bytes that have arrived (messages.progress); the root's
+// data-progress is the whole percent of the total, and the status line adds data-msg-progress
+// with {n} the percent in data-msg-digits' digits (without those attributes: the loading text
+// alone). An edit before Python is ready marks the figures stale and says so
+// (data-msg-loading-stale); a link's inputs are put into the form at once, the figures marked
+// stale until Python has computed them (data-msg-loading-link). When Python is ready the form
+// is computed as it is then: a link's value counts only for a field the reader has not edited.
+//
 // Faults end in data-state="error" with the figures kept and a message saying what happened:
-// Python never loaded within data-timeout-ms ("timeout"), could not load ("error": no Worker,
-// no WebAssembly, a file missing), or stopped after it had worked ("crash": an uncaught error
-// in the worker, Python broken, or a request left unanswered for data-timeout-ms, e.g. a
-// worker that died silently). Nothing waits forever.
+// no byte arrived for data-timeout-ms ("timeout": the download stalled; a slow download that
+// keeps arriving never times out), a download failed or came cut short ("network"), Python
+// could not load ("error": no Worker, no WebAssembly, a file missing), or stopped after it had
+// worked ("crash": an uncaught error in the worker, Python broken, or a request left unanswered
+// for data-timeout-ms, e.g. a worker that died silently). Nothing waits forever; a reload
+// starts again.
 //
 // It knows no widget and no locale: names, locales, texts and the load timeout come from the
 // widget roots' data-* attributes, what a yes/no field reads as yes from the worker (calc), and
 // the messages it exchanges with the worker are written down in ./messages.js.
 
 import * as messages from "./messages.js";
+import { copy } from "./copy.js";
 
-const { TYPE, STAGE } = messages;
+const { TYPE, STAGE, CAUSE } = messages;
 const TIMEOUT_MS = 20000; // unless the widget root says otherwise (data-timeout-ms)
+const PROGRESS_STEP = 5; // the status line's percent moves in these steps (fewer announcements)
 // The words calc reads as yes (calc.fields.TRUE_WORDS), from the worker's READY status; until
 // then a yes/no field is checked when it holds the checkbox's own value (calc's canonical yes).
 let truthy = null;
@@ -50,7 +65,7 @@ function start(roots) {
     failed = true;
     const crashed = ready; // it had worked: it stopped, rather than never loaded
     ready = false;
-    clearTimeout(timer);
+    clearTimeout(guard);
     clearTimeout(watchdog);
     if (worker) worker.terminate();
     for (const w of widgets) w.fail(crashed ? "crash" : kind);
@@ -75,7 +90,8 @@ function start(roots) {
   for (const w of widgets) {
     w.request = (init = false) => {
       if (!ready) {
-        if (failed) w.markStale(true); // nothing recomputes: the figures are not the form's
+        w.markStale(true); // the figures are not the form's (until Python computes it)
+        if (!failed) w.waiting("edit");
         return;
       }
       if (w.inFlight) {
@@ -84,7 +100,7 @@ function start(roots) {
         return;
       }
       w.dirty = false;
-      const query = init ? { ...w.formQuery(), ...w.urlQuery } : w.formQuery();
+      const query = init ? { ...w.formQuery(), ...w.linkQuery() } : w.formQuery();
       const key = JSON.stringify(query);
       if (!init && key === w.lastSent) {
         w.root.dataset.busy = "false"; // e.g. `change` after `input`: nothing new
@@ -95,7 +111,14 @@ function start(roots) {
     };
   }
 
-  const timer = setTimeout(() => fail("timeout"), limit());
+  // The load guard: it fires when nothing has arrived for the limit (bytes or a stage), never
+  // because a download that keeps arriving is slow.
+  let guard = null;
+  const arm = () => {
+    clearTimeout(guard);
+    guard = setTimeout(() => fail("timeout"), limit());
+  };
+  arm();
   try {
     // its name tells the worker what to warm up before it says "ready" (worker.js)
     const name = messages.workerName(widgets[0].name, widgets[0].locale);
@@ -112,20 +135,25 @@ function start(roots) {
   worker.addEventListener("message", (event) => {
     const message = event.data || {};
     if (failed) return;
-    if (message.type === TYPE.STATUS) {
+    if (!ready) arm();
+    if (message.type === TYPE.PROGRESS) {
+      for (const w of widgets) w.progress(message.loaded, message.total);
+    } else if (message.type === TYPE.STATUS) {
       for (const w of widgets) w.root.dataset.stage = message.stage;
       if (message.stage === STAGE.READY) {
         ready = true;
-        clearTimeout(timer);
+        clearTimeout(guard);
         truthy = new Set(message.truthy || []);
         for (const w of widgets) {
-          w.fillYesNo(w.urlQuery); // the link's yes/no values, now that calc said what is yes
+          w.pending = null;
+          delete w.root.dataset.pending;
+          w.fillYesNo(w.linkQuery()); // the link's yes/no values, now that calc said what is yes
           w.setState("ready");
           w.request(true);
         }
       }
     } else if (message.type === TYPE.ERROR) {
-      fail("error");
+      fail(message.cause === CAUSE.NETWORK ? "network" : "error");
     } else if (message.type === TYPE.RESULT || message.type === TYPE.FAILURE) {
       const entry = byId.get(message.id);
       if (!entry) return;
@@ -164,6 +192,9 @@ class Widget {
     this.touched = false;
     this.canonical = null;
     this.lastSent = null;
+    this.edited = new Set(); // fields the reader has edited (a link's value no longer counts)
+    this.pending = null; // while loading: "link" or "edit" (the figures are not the form's)
+    this.percent = null;
     this.request = () => {};
     this.names = new Set();
     for (const el of this.form.elements) if (el.name) this.names.add(el.name);
@@ -176,11 +207,13 @@ class Widget {
       this.fill(this.urlQuery);
       this.markStale(true); // the static figures are the defaults, not the link's
       this.touched = true;
+      this.waiting("link");
     }
     this.updateVisibility();
 
     this.form.addEventListener("submit", (event) => event.preventDefault());
-    const onEdit = () => {
+    const onEdit = (event) => {
+      if (event && event.target && event.target.name) this.edited.add(event.target.name);
       this.touched = true;
       this.updateVisibility();
       this.request();
@@ -190,9 +223,61 @@ class Widget {
     this.form.addEventListener("reset", () => {
       // the controls take their defaults after this event: read them on the next task
       if (this.root.dataset.state === "ready") this.root.dataset.busy = "true";
+      for (const name of this.names) this.edited.add(name); // the reader's choice: defaults
       setTimeout(onEdit, 0);
     });
-    if (this.copyButton) this.copyButton.addEventListener("click", () => this.copyLink());
+    // Copy buttons, also those Python puts into the results later.
+    this.root.addEventListener("click", (event) => {
+      const button = event.target.closest && event.target.closest("[data-calc-copy]");
+      if (!button || !this.root.contains(button)) return;
+      const id = button.dataset.calcCopy;
+      if (id) this.copyText(id, button.dataset.calcCopied);
+      else this.copyLink();
+    });
+  }
+
+  // The link's values for the fields the reader has not edited since the page loaded.
+  linkQuery() {
+    const query = {};
+    for (const [name, value] of Object.entries(this.urlQuery)) {
+      if (!this.edited.has(name)) query[name] = value;
+    }
+    return query;
+  }
+
+  // Python is not ready yet: why the figures are not the form's ("link" or "edit").
+  waiting(why) {
+    if (this.root.dataset.state !== "loading") return;
+    this.pending = why === "edit" || this.pending === "edit" ? "edit" : "link";
+    this.root.dataset.pending = this.pending;
+    this.say(this.loadingText());
+  }
+
+  loadingText() {
+    const base = (this.pending === "edit" && this.msg("loading-stale"))
+      || (this.pending === "link" && this.msg("loading-link")) || this.msg("loading");
+    const template = this.msg("progress");
+    if (this.percent === null || !template || !base) {
+      return base || (this.status ? this.status.textContent : "");
+    }
+    return `${base} ${template.replace("{n}", this.digits(String(this.percent)))}`;
+  }
+
+  digits(text) {
+    const table = this.msg("digits");
+    if (table.length !== 10) return text;
+    return text.replace(/[0-9]/g, (d) => table[Number(d)]);
+  }
+
+  // Bytes of the runtime have arrived: how far, in whole percent of the total (if known).
+  progress(loaded, total) {
+    if (this.root.dataset.state !== "loading" || !(total > 0)) return;
+    const percent = Math.max(0, Math.min(99, Math.floor((100 * loaded) / total)));
+    this.root.dataset.progress = String(percent);
+    const step = percent - (percent % PROGRESS_STEP);
+    if (step === this.percent) return;
+    this.percent = step;
+    this.say(this.loadingText());
   }
 
   msg(key) {
@@ -385,7 +470,10 @@ class Widget {
     this.inFlight = false;
     this.dirty = false;
     this.root.dataset.busy = "false";
-    this.say(this.msg({ timeout: "timeout", crash: "failure" }[kind] || "error"));
+    const text = { timeout: this.msg("stalled") || this.msg("timeout"),
+                   network: this.msg("network") || this.msg("error"),
+                   crash: this.msg("failure") }[kind];
+    this.say(text || this.msg("error"));
   }
 
   link() {
@@ -395,39 +483,16 @@ class Widget {
   }
 
   async copyLink() {
-    const text = this.link();
-    let ok = false;
-    try {
-      if (navigator.clipboard && window.isSecureContext) {
-        await navigator.clipboard.writeText(text);
-        ok = true;
-      }
-    } catch {
-      ok = false;
-    }
-    if (!ok) ok = legacyCopy(text);
-    this.say(this.msg(ok ? "copied" : "copy-failed"));
+    this.say(this.msg((await copy(this.link())) ? "copied" : "copy-failed"));
   }
-}
 
-function legacyCopy(text) {
-  const area = document.createElement("textarea");
-  area.value = text;
-  area.setAttribute("readonly", "");
-  area.style.position = "fixed";
-  area.style.opacity = "0";
-  document.body.appendChild(area);
-  const focused = document.activeElement;
-  area.select();
-  let ok = false;
-  try {
-    ok = document.execCommand("copy");
-  } catch {
-    ok = false;
+  async copyText(id, key) {
+    const el = document.getElementById(id);
+    const text = !el ? "" : "value" in el && el.tagName !== "BUTTON" ? el.value : el.textContent;
+    const ok = Boolean(text) && (await copy(text));
+    const done = (key && this.msg(key)) || this.msg("text-copied") || this.msg("copied");
+    this.say(ok ? done : this.msg("copy-failed"));
   }
-  area.remove();
-  if (focused && focused.focus) focused.focus();
-  return ok;
 }
 
 const roots = Array.from(document.querySelectorAll("[data-calc-widget]"));

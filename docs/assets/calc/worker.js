@@ -13,15 +13,26 @@
 // warmed up: restoring it skips Python's start-up and the imports. When there is none, or it
 // cannot be fetched or restored (wrong size, another Pyodide build), Python boots the ordinary
 // way.
+//
+// Downloads (./net.js): every response body read here, Pyodide's too, is counted as it
+// arrives and reported (messages.progress), so the page's guard waits for bytes that stop
+// arriving, not for a slow line; a body cut short or a file of the wrong size (the manifest's
+// `files`) is reported at once as a network fault. With the snapshot, Python's standard
+// library (python_stdlib.zip) is not on the way to READY: everything calc imports is in the
+// snapshot's memory already, so Pyodide gets an empty archive and the real one is fetched
+// after READY (a request that needs it meanwhile waits for it: `stdlibReady`).
 
 import * as messages from "./messages.js";
+import { Downloads } from "./net.js";
 
-const { STAGE } = messages;
+const { STAGE, CAUSE } = messages;
 const here = new URL(".", import.meta.url);
 const pyodideBase = new URL("../pyodide/", here);
 const manifestURL = new URL("manifest.json", here);
+const stdlibURL = new URL("python_stdlib.zip", pyodideBase);
 
 const post = (message) => self.postMessage(message);
+const downloads = new Downloads(self, post, (err) => report(err, CAUSE.NETWORK));
 
 function describe(err) {
   return String((err && (err.message || err.name)) || err).slice(0, 500);
@@ -84,10 +95,11 @@ async function fetchSnapshot(manifest) {
 let stage = STAGE.RUNTIME;
 let reported = false;
 let tryingSnapshot = false;
-const report = (err) => {
+const report = (err, cause = CAUSE.LOAD) => {
   if (reported) return;
   reported = true;
-  post(messages.error(stage, describe(err)));
+  downloads.stop();
+  post(messages.error(stage, describe(err), cause));
 };
 // Pyodide's own loader can fail inside promises nobody awaits: report those too.
 self.addEventListener("unhandledrejection", (event) => {
@@ -95,29 +107,61 @@ self.addEventListener("unhandledrejection", (event) => {
   if (stage !== STAGE.READY && !tryingSnapshot) report(event.reason);
 });
 
+// The standard library, once Python runs from the snapshot: fetched after READY (or at once
+// by a request that needs a module the snapshot lacks) and put where Pyodide puts it.
+let pyodideRef = null;
+let deferredStdlib = false;
+let stdlibPromise = null;
+function stdlibReady() {
+  if (!deferredStdlib) return Promise.resolve();
+  stdlibPromise ??= (async () => {
+    const bytes = new Uint8Array(await (await fetchOk(stdlibURL, "stdlib")).arrayBuffer());
+    const FS = pyodideRef.FS;
+    const name = FS.readdir("/lib").find((n) => /^python[0-9]+\.zip$/.test(n));
+    FS.writeFile(`/lib/${name}`, bytes);
+    pyodideRef.runPython("import importlib; importlib.invalidate_caches()");
+    deferredStdlib = false;
+  })();
+  return stdlibPromise;
+}
+
 const ready = (async () => {
   post(messages.status(STAGE.RUNTIME));
   const wheel = fetchWheel();
   wheel.catch(report); // at once: no need to wait for the runtime to say the wheel is missing
   checkWasm().catch(report); // beside the runtime's own download, which would only hang
-  const [{ loadPyodide }, manifest] = await Promise.all([
+  // Both runtime modules at once (Pyodide would import the second only after the first).
+  const asm = import(new URL("pyodide.asm.mjs", pyodideBase).href);
+  asm.then(() => downloads.arrived("../pyodide/pyodide.asm.mjs"), () => {});
+  const [{ loadPyodide }, manifest, { default: createPyodideModule }] = await Promise.all([
     import(new URL("pyodide.mjs", pyodideBase).href),
     manifestPromise.catch(() => ({})),
+    asm,
   ]);
-  const options = { indexURL: pyodideBase.href, stdout: () => {}, stderr: () => {} };
+  downloads.arrived("../pyodide/pyodide.mjs");
+  const options = { indexURL: pyodideBase.href, stdout: () => {}, stderr: () => {},
+                    createPyodideModule };
   let pyodide = null;
   let restored = false;
+  downloads.expect(manifest, manifestURL, typeof manifest.snapshot === "string");
   if (typeof manifest.snapshot === "string") {
     tryingSnapshot = true;
     try {
-      pyodide = await loadPyodide({ ...options, _loadSnapshot: fetchSnapshot(manifest) });
+      pyodide = await loadPyodide({
+        ...options, _loadSnapshot: fetchSnapshot(manifest),
+        stdLibURL: downloads.emptyZipURL(stdlibURL).href });
       restored = true;
+      deferredStdlib = true;
     } catch {
       pyodide = null; // boot the ordinary way below
     }
     tryingSnapshot = false;
   }
-  if (!pyodide) pyodide = await loadPyodide(options);
+  if (!pyodide) {
+    downloads.expect(manifest, manifestURL, false);
+    pyodide = await loadPyodide(options);
+  }
+  pyodideRef = pyodide;
   stage = STAGE.PACKAGE;
   post(messages.status(STAGE.PACKAGE));
   const buffer = await wheel;
@@ -149,9 +193,14 @@ const ready = (async () => {
     }
   }
   stage = STAGE.READY;
+  downloads.stop();
   post(messages.status(STAGE.READY, truthy));
   return resultsJson;
 })();
+
+// After READY: the standard library, for whatever the snapshot did not import (it is not
+// needed for calc's own calculations; a failure here is told only to a request that needs it).
+ready.then(() => setTimeout(() => stdlibReady().catch(() => {}), 0), () => {});
 
 ready.catch(report);
 
@@ -210,7 +259,14 @@ self.onmessage = async (event) => {
   }
   const args = [String(name), JSON.stringify(query || {}), String(locale ?? "")];
   try {
-    const text = resultsJson(...args);
+    let text;
+    try {
+      text = resultsJson(...args);
+    } catch (err) {
+      if (!deferredStdlib) throw err;
+      await stdlibReady(); // a module the snapshot lacks: with the standard library, again
+      text = resultsJson(...args);
+    }
     post(messages.result(id, JSON.parse(text)));
     warmRest(resultsJson, args);
   } catch (err) {

@@ -1,0 +1,191 @@
+"""Throttled networks (issue 18): the calculator page and a bare Pyodide boot from the same
+files under the same throttle, cold (new browser context) and warm (a second visit in it).
+
+Chromium's own network emulation (CDP `Network.emulateNetworkConditions`, set on the page's
+session; it covers the page's workers' requests too) with issue 18's two profiles: fast 4G
+(9 Mbit/s down, 150 ms round trip) and slow (1.6 Mbit/s, Lighthouse's simulated mobile
+throughput, lighthouse core/config/constants.js `mobileSlow4G`; 300 ms round trip as the issue
+asks).
+
+For each visit: time from navigation to live (the widget's data-state="ready" and its first
+result on the page, or the bare page's "ready") and the bytes transferred (encoded bodies and
+headers, as Chromium counts them) by requests finished before live. `variants` adds sites to
+compare (e.g. the page scripts of another commit on the same build: "before")."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+PROFILES = {
+    "fast 4G": {"down_mbit": 9.0, "rtt_ms": 150},
+    "slow (1.6 Mbit/s)": {"down_mbit": 1.6, "rtt_ms": 300},
+}
+TIMEOUT_MS = 300_000
+READY = ('[data-calc-widget][data-state="ready"][data-busy="false"], html[data-state="ready"], '
+         '[data-calc-widget][data-state="error"]')
+
+
+def _throttle(context, page, profile: dict) -> None:
+    cdp = context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    bps = profile["down_mbit"] * 1e6 / 8
+    cdp.send("Network.emulateNetworkConditions", {
+        "offline": False, "latency": profile["rtt_ms"], "downloadThroughput": bps,
+        "uploadThroughput": bps})
+
+
+def _visit(context, url: str, profile: dict) -> dict:
+    page = context.new_page()
+    sizes: list[tuple[float, int]] = []
+    lock = threading.Lock()
+
+    def finished(request):
+        try:
+            s = request.sizes()
+            n = s["responseBodySize"] + s["responseHeadersSize"]
+        except Exception:  # noqa: BLE001 - a request without sizes counts 0
+            n = 0
+        with lock:
+            sizes.append((time.perf_counter(), max(0, n)))
+
+    context.on("requestfinished", finished)
+    try:
+        _throttle(context, page, profile)
+        t0 = time.perf_counter()
+        page.goto(url, wait_until="commit", timeout=TIMEOUT_MS)
+        page.wait_for_selector(READY, state="attached", timeout=TIMEOUT_MS)
+        live = time.perf_counter()
+        state = page.evaluate("(document.querySelector('[data-calc-widget]') || "
+                              "document.documentElement).dataset.state")
+        page.wait_for_timeout(300)  # requests finishing in the same moment
+        with lock:
+            before = sum(n for t, n in sizes if t <= live + 0.05)
+        return {"live_ms": (live - t0) * 1000, "bytes_before_live": before, "state": state}
+    finally:
+        context.remove_listener("requestfinished", finished)
+        page.close()
+
+
+def network_profiles(browser, sites: dict[str, str], reps: int, log) -> dict:
+    """{profile: {kind: {"cold": [visit...], "warm": [visit...]}}}; `sites` {kind: url}."""
+    out: dict = {}
+    for name, profile in PROFILES.items():
+        out[name] = {"profile": profile, "kinds": {k: {"cold": [], "warm": []} for k in sites}}
+        for rep in range(reps):
+            kinds = list(sites) if rep % 2 == 0 else list(reversed(sites))
+            for kind in kinds:
+                ctx = browser.new_context()
+                try:
+                    cold = _visit(ctx, sites[kind], profile)
+                    warm = _visit(ctx, sites[kind], profile)
+                finally:
+                    ctx.close()
+                out[name]["kinds"][kind]["cold"].append(cold)
+                out[name]["kinds"][kind]["warm"].append(warm)
+                log(f"{name} {kind}: cold {cold['live_ms']:.0f} ms "
+                    f"{cold['bytes_before_live'] / 2**20:.1f} MB, warm {warm['live_ms']:.0f} ms "
+                    f"{warm['bytes_before_live'] / 2**20:.1f} MB ({cold['state']}/{warm['state']})")
+    return out
+
+
+def report_lines(net: dict) -> list[str]:
+    import statistics
+
+    lines = ["## 7. Throttled networks", "",
+             "Chromium's network emulation (CDP `Network.emulateNetworkConditions`) on the page "
+             "and its workers; served by `serve.py` (gzip). Time from navigation to live (the "
+             "calculator's first live result, or the bare boot's `loadPyodide` resolved) and the "
+             "bytes transferred before live, medians of the repetitions. \"bare\" is "
+             "`loadPyodide` alone on the same files; \"calculator (before)\", where present, is "
+             "the same build with the page scripts of the commit before this change (the "
+             "standard library downloaded before live).", "",
+             "| profile | what | cold: live | cold: bytes before live | warm: live | "
+             "warm: bytes before live | cold live / bare |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+
+    def med(visits, key):
+        return statistics.median(v[key] for v in visits) if visits else float("nan")
+
+    for name, p in net.items():
+        bare = p["kinds"].get("bare", {}).get("cold", [])
+        for kind, v in p["kinds"].items():
+            ratio = med(v["cold"], "live_ms") / med(bare, "live_ms") if bare else float("nan")
+            states = {x["state"] for x in v["cold"] + v["warm"]} - {"ready"}
+            flag = f" ({', '.join(sorted(states))}!)" if states else ""
+            lines.append(
+                f"| {name} | {kind}{flag} | {med(v['cold'], 'live_ms') / 1000:.1f} s | "
+                f"{med(v['cold'], 'bytes_before_live') / 2**20:.1f} MB | "
+                f"{med(v['warm'], 'live_ms') / 1000:.1f} s | "
+                f"{med(v['warm'], 'bytes_before_live') / 2**20:.2f} MB | {ratio:.2f} x |")
+    lines.append("")
+    return lines
+
+
+def network_main(args) -> int:
+    """--network-only: the throttled profiles on --site (or a fresh build), written into
+    section 7 of --out (the other sections are kept as they are)."""
+    from playwright.sync_api import sync_playwright
+
+    from bench import (CHROMIUM, FLAGS, ROOT, add_bare_page, build, free_port, log, make_server,
+                       url_of, warm_server)
+
+    work = Path(tempfile.mkdtemp(prefix="bench-net-"))
+    try:
+        site = work / "site"
+        if args.site:
+            shutil.copytree(args.site, site)
+        else:
+            build(site, "http://127.0.0.1:8000/", None)
+        add_bare_page(site)
+        port = free_port()
+        base = f"http://127.0.0.1:{port}/"
+        sites = {"calculator": url_of(base, "en", "calculator")}
+        if args.before_ref:
+            before = site / "calculator-before"  # the same depth: its relative links hold
+            before.mkdir()
+            (before / "index.html").write_text(
+                (site / "calculator" / "index.html").read_text(encoding="utf-8")
+                .replace("../assets/calc/page.js", "../assets/calc-before/page.js"),
+                encoding="utf-8")
+            old = site / "assets" / "calc-before"
+            shutil.copytree(site / "assets" / "calc", old)
+            for name in ("page.js", "worker.js", "messages.js"):
+                text = subprocess.run(["git", "show", f"{args.before_ref}:docs/assets/calc/{name}"],
+                                      cwd=ROOT, capture_output=True, text=True, check=True).stdout
+                (old / name).write_text(text, encoding="utf-8")
+            sites["calculator (before)"] = base + "calculator-before/"
+        sites["bare"] = base + "assets/bench/bare.html"
+        server = make_server(site, "127.0.0.1", port, quiet=True)
+        server.handle_error = lambda request, address: None
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        warm_server(base, site)
+        try:
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+                try:
+                    net = network_profiles(browser, sites, max(1, args.reps), log)
+                finally:
+                    browser.close()
+        finally:
+            server.shutdown()
+            server.server_close()
+        out = Path(args.out)
+        text = out.read_text(encoding="utf-8") if out.is_file() else "# Benchmarks\n"
+        section = "\n".join(report_lines(net))
+        start = text.find("## 7. Throttled networks")
+        if start >= 0:
+            end = text.find("\n## ", start + 1)
+            text = text[:start] + section + (text[end:] if end >= 0 else "\n")
+        else:
+            at = text.find("\n## Optimizations tried")  # before bench/ideas.md, if it is there
+            text = (text[:at] + "\n" + section + text[at:]) if at >= 0 else text + "\n" + section
+        out.write_text(text, encoding="utf-8")
+        log(f"wrote section 7 of {out}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0

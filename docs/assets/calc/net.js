@@ -1,0 +1,126 @@
+// The worker's downloads, counted as their bytes arrive (imported by ./worker.js only).
+//
+// new Downloads(scope, post, onCut) replaces scope.fetch with a fetch that passes every
+// response body through a counter, so Pyodide's own downloads (the .wasm, the lock file, the
+// standard library) are counted as the worker's are. While loading:
+// - every chunk adds to `loaded`; messages.progress(loaded, total) is posted at most every
+//   PROGRESS_MS (and at the end of each file), so the page's guard sees bytes arriving;
+// - a body that fails half-way (the connection cut) or ends at another size than the manifest
+//   says (`files`: {path relative to manifest.json: bytes}) calls onCut(error) and errors the
+//   body, so whoever reads it fails too instead of waiting;
+// - emptyZipURL(url) is answered here, without the network, with an empty zip archive (what
+//   Pyodide gets as its standard library when Python runs from the snapshot, worker.js).
+// expect(manifest, manifestURL, snapshot) sets the total: the sizes of the files that path
+// downloads (with the snapshot: the snapshot and no standard library; without: the reverse).
+// arrived(path) counts a file fetched by import() (the runtime's modules), which no fetch sees.
+// stop() ends the counting (READY, or a fault): later responses pass untouched.
+
+import * as messages from "./messages.js";
+
+const PROGRESS_MS = 250;
+// An empty zip archive: only its end-of-central-directory record (APPNOTE.TXT 4.3.16).
+const EMPTY_ZIP = new Uint8Array([0x50, 0x4b, 0x05, 0x06, ...new Array(18).fill(0)]);
+const NO_BODY = new Set([101, 204, 205, 304]);
+const SKIPPED_WITH_SNAPSHOT = "python_stdlib.zip";
+const SKIPPED_WITHOUT = (manifest) => manifest.snapshot;
+
+export class Downloads {
+  constructor(scope, post, onCut) {
+    this.post = post;
+    this.onCut = onCut;
+    this.loaded = 0;
+    this.total = 0;
+    this.sizes = new Map(); // absolute URL (no query) -> bytes the manifest says
+    this.imported = new Set();
+    this.empty = null;
+    this.stopped = false;
+    this.last = 0;
+    const realFetch = scope.fetch.bind(scope);
+    scope.fetch = (input, init) => this.fetch(realFetch, input, init);
+  }
+
+  expect(manifest, manifestURL, snapshot) {
+    const files = (manifest && manifest.files) || {};
+    const skip = snapshot ? SKIPPED_WITH_SNAPSHOT : SKIPPED_WITHOUT(manifest || {});
+    this.sizes.clear();
+    this.total = 0;
+    for (const [path, size] of Object.entries(files)) {
+      if (!Number.isFinite(size) || path.split("/").pop() === skip) continue;
+      this.sizes.set(new URL(path, manifestURL).href, size);
+      this.total += size;
+    }
+    this.manifestURL = manifestURL;
+    this.tick(true);
+  }
+
+  arrived(path) {
+    if (this.stopped || this.imported.has(path) || !this.manifestURL) return;
+    this.imported.add(path);
+    this.loaded += this.sizes.get(new URL(path, this.manifestURL).href) || 0;
+    this.tick(true);
+  }
+
+  emptyZipURL(url) {
+    this.empty = new URL(url);
+    this.empty.search = "?empty";
+    return this.empty;
+  }
+
+  stop() {
+    this.stopped = true;
+  }
+
+  tick(now) {
+    if (this.stopped) return;
+    const t = performance.now();
+    if (!now && t - this.last < PROGRESS_MS) return;
+    this.last = t;
+    this.post(messages.progress(this.loaded, this.total));
+  }
+
+  async fetch(realFetch, input, init) {
+    const href = typeof input === "string" || input instanceof URL ? String(input) : input.url;
+    if (this.empty && href === this.empty.href) {
+      return new Response(EMPTY_ZIP, { headers: { "content-type": "application/zip" } });
+    }
+    const response = await realFetch(input, init);
+    const method = ((init && init.method) || (input && input.method) || "GET").toUpperCase();
+    if (this.stopped || method === "HEAD" || !response.body || NO_BODY.has(response.status)) {
+      return response;
+    }
+    const url = new URL(href, self.location.href);
+    const expected = response.ok ? this.sizes.get(url.origin + url.pathname) : undefined;
+    const reader = response.body.getReader();
+    let got = 0;
+    const fault = (err, controller) => {
+      this.onCut(err);
+      controller.error(err);
+    };
+    const body = new ReadableStream({
+      pull: async (controller) => {
+        let chunk;
+        try {
+          chunk = await reader.read();
+        } catch (err) {
+          return fault(new Error(`download cut: ${url.pathname} after ${got} bytes (${err})`),
+                       controller);
+        }
+        if (chunk.done) {
+          if (expected !== undefined && got !== expected) {
+            return fault(new Error(`download cut: ${url.pathname}: ${got} bytes of ${expected}`),
+                         controller);
+          }
+          this.tick(true);
+          return controller.close();
+        }
+        got += chunk.value.byteLength;
+        this.loaded += chunk.value.byteLength;
+        this.tick(false);
+        controller.enqueue(chunk.value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    });
+    return new Response(body, {
+      status: response.status, statusText: response.statusText, headers: response.headers });
+  }
+}
