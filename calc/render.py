@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal
 from typing import Any, Mapping
 
 from .errors import CalcError
 from .fields import first
+from .fmt import fmt
 from .html import bidi, bidi_text, e, local_digits
 from .i18n import LOCALES, locale_dir, normalize_locale, t
 from .widgets import adapter, calculator, cost, quick
@@ -61,8 +63,22 @@ _MESSAGES = {
     "failure": "ui.error_worker",
     "copied": "ui.link_copied",
     "copy-failed": "ui.copy_failed",
-    "text-copied": "ui.config_copied",  # a [data-calc-copy-text] button (an export's text)
+    "text-copied": "ui.config_copied",  # a [data-calc-copy=ID] button (an export's text)
+    "loading-stale": "ui.loading_stale",  # an edit before Python is ready
+    "loading-link": "ui.loading_link",  # a link's inputs shown before Python computed them
+    "stalled": "ui.error_stalled",  # no bytes for data-timeout-ms
+    "network": "ui.error_network",  # a download cut or incomplete
 }
+
+
+def _progress_messages(loc: str) -> str:
+    """data-msg-progress ("{n}% downloaded." with {n} where the page puts the whole percent,
+    in the locale's percent pattern) and data-msg-digits (the digits page.js writes it in)."""
+    mark = "\ufffc"  # stands for {n} while the text is isolated (no Latin run to wrap)
+    pattern = fmt(Decimal(42) / 100, "percent", loc).replace(local_digits("42", loc), mark)
+    progress = bidi_text(t("ui.loading_progress", loc, percent=pattern), loc).replace(mark, "{n}")
+    return (f' data-msg-progress="{e(progress)}"'
+            f' data-msg-digits="{e(local_digits("0123456789", loc))}"')
 
 
 def _module(name: str) -> Widget:
@@ -161,7 +177,7 @@ def widget(name: str, locale: str, query: Mapping[str, Any] | None = None, *,
     f = Form(wid, loc, values, None if res["ok"] else res["errors"])
     form = bidi(w.form(f, loc, placeholders), loc)
     msgs = " ".join(f'data-msg-{k}="{e(bidi_text(t(key, loc), loc))}"'
-                    for k, key in _MESSAGES.items())
+                    for k, key in _MESSAGES.items()) + _progress_messages(loc)
     stale = "" if res["ok"] else ' data-stale="true"'
     return (
         f'<div class="calc-widget" id="{wid}" data-calc-widget="{name}" data-state="loading" '

@@ -2,7 +2,7 @@
 cheapest and the fastest marked), the most that fits on the reader's card (`calc.plan.max_fit`)
 and the run's training config (`calc.export`: TRL, Axolotl, torchtune) with a copy button.
 
-The copy button is generic markup for the page script: `data-calc-copy-text="<id>"` names the
+The copy button is generic markup for the page script: `data-calc-copy="<id>"` names the
 element whose text it copies; the root's `data-msg-text-copied` is what it says then.
 """
 
@@ -160,7 +160,7 @@ def _exports(items: tuple[tuple[str, str | None, Problem | None], ...], loc: str
             inner = f'<p class="calc-help">{e(error_message(problem, loc))}</p>'
         else:
             inner = (f'<button type="button" class="md-button calc-copy-text" '
-                     f'data-calc-copy-text="{pid}">{e(txc("ui.copy_config", loc))}</button>'
+                     f'data-calc-copy="{pid}">{e(txc("ui.copy_config", loc))}</button>'
                      f'<pre class="calc-export-code" id="{pid}" dir="ltr"><code>{_lines(body)}</code></pre>')
         blocks.append(f'<details class="calc-export-item" data-export="{name}"'
                       f'{" open" if n == 0 else ""}><summary>{e(txc(f"ui.export_{name}", loc))}'

@@ -140,7 +140,7 @@ def test_plan_asks_for_tokens_and_exports_are_calc_export():
             continue
         assert pre.tag == "pre" and pre.get("dir") == "ltr"
         assert pre.text() == expected
-        button = root.find(lambda n: n.get("data-calc-copy-text") == pre.get("id"))
+        button = root.find(lambda n: n.get("data-calc-copy") == pre.get("id"))
         assert button.tag == "button" and button.get("type") == "button"
     assert "\n\n" not in widget("calculator", "en")
 

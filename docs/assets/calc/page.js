@@ -183,7 +183,7 @@ class Widget {
     this.form = root.querySelector("[data-calc-form]");
     this.status = root.querySelector("[data-calc-status]");
     this.results = root.querySelector("[data-calc-results]");
-    this.copyButton = root.querySelector("[data-calc-copy]");
+    this.copyButton = root.querySelector('[data-calc-copy=""]');
     this.ownsUrl = ownsUrl;
     this.inFlight = false;
     this.dirty = false;
