@@ -173,6 +173,21 @@ def read_int(value: Raw, name: str, locale: str = "en") -> int:
     return int(d)
 
 
+def read_cards(value: Raw, locale: str = "en") -> int:
+    """A number of GPUs: a whole number from 1 to the engine's MAX_CARDS (the `gpus` field of
+    calc.scale and calc.plan)."""
+    from .engine import MAX_CARDS
+
+    d = read_decimal(value, locale)
+    if d != d.to_integral_value():
+        raise _Bad("not_integer")
+    if d == 0:
+        raise _Bad("zero")
+    if d > MAX_CARDS:
+        raise _Bad("too_large", max=MAX_CARDS)
+    return int(d)
+
+
 def read_count(value: str, locale: str = "en") -> Decimal:
     """A parameter count: `8e9`, `8B`, `0.5B`, `350M`, `8030261248`."""
     s = read_text(value)

@@ -26,7 +26,7 @@ from typing import Callable
 from .engine import (MAX_CARDS, Estimate, Inputs, estimate, fits_on, gpu_fit, max_rank,
                      usable_bytes)
 from .errors import CalcError
-from .fields import Collector, Query, _Bad, read_count, read_decimal, read_text, \
+from .fields import Collector, Query, _Bad, read_cards, read_count, read_decimal, read_text, \
     read_positive_decimal
 from .flops import TrainFlops, train_flops, utilisation
 from .types import GpuKind, Method
@@ -75,17 +75,6 @@ def _tokens(value: object, locale: str) -> int:
     return int(d)
 
 
-def _count(value: object, locale: str) -> int:
-    d = read_decimal(value, locale)  # type: ignore[arg-type]
-    if d != d.to_integral_value():
-        raise _Bad("not_integer")
-    if d == 0:
-        raise _Bad("zero")
-    if d > MAX_CARDS:
-        raise _Bad("too_large", max=MAX_CARDS)
-    return int(d)
-
-
 def parse_plan(query: Query, locale: str = "en") -> PlanInputs:
     """The plan's fields from raw values (a URL, a form, the CLI). Raises CalcError naming
     every invalid field: zero, negative, non-finite or absurd values, an unknown card, and a
@@ -98,7 +87,7 @@ def parse_plan(query: Query, locale: str = "en") -> PlanInputs:
     gpu = c.read("gpu", lambda v: catalog.gpu(read_text(v).lower()).id, None)
     tps = c.read("tokens_per_s", lambda v: read_positive_decimal(v, locale, MAX_TOKENS_PER_S))
     price = c.read("price", lambda v: read_positive_decimal(v, locale, MAX_PRICE))
-    gpus = c.read("gpus", lambda v: _count(v, locale), 1)
+    gpus = c.read("gpus", lambda v: read_cards(v, locale), 1)
     if (c.has("tokens_per_s") or c.has("price")) and not c.has("gpu"):
         c.add("gpu", "required")
     c.done()

@@ -465,20 +465,10 @@ def parse_scale(query: "Query", locale: str = "en") -> Scale:
     """`gpus`, `sharding`, `offload`, `objective` from a URL query, a form or CLI flags
     (other keys are ignored: `calc.fields.parse` reads them). Raises CalcError naming each
     invalid field."""
-    from .fields import Collector, _Bad, read_choice, read_decimal
-
-    def read_gpus(value: object) -> int:
-        d = read_decimal(value, locale)  # type: ignore[arg-type]
-        if d != d.to_integral_value():
-            raise _Bad("not_integer")
-        if d == 0:
-            raise _Bad("zero")
-        if d > MAX_CARDS:
-            raise _Bad("too_large", max=MAX_CARDS)
-        return int(d)
+    from .fields import Collector, read_cards, read_choice
 
     c = Collector(query)
-    gpus = c.read("gpus", read_gpus, 1)
+    gpus = c.read("gpus", lambda v: read_cards(v, locale), 1)
     sharding = c.read("sharding", lambda v: read_choice(v, Sharding), Sharding.ZERO3)
     offload = c.read("offload", lambda v: read_choice(v, Offload), Offload.NONE)
     objective = c.read("objective", lambda v: read_choice(v, Objective), Objective.SFT)
