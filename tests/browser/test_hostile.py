@@ -55,7 +55,7 @@ HOSTILE_LINKS = {
 #: Typed into the loaded calculator, one field at a time.
 TYPED_VALUES = ["-1", "0", "-0", "NaN", "1e400", "2048.5", XSS_SCRIPT, XSS_IMG, "../../etc/passwd",
                 "\U0001F600", LONG]
-TYPED_FIELDS = ["seq", "model"]
+TYPED_FIELDS = ["seq", "rank"]  # the model is a list now (a select): nothing to type into
 
 PAGE_CHECK = r"""() => {
   const bad = [];
@@ -72,7 +72,8 @@ PAGE_CHECK = r"""() => {
       if (/NaN|undefined|Infinity|^\s*[-\u2212\u2012\u2013]/.test(text)) bad.push(`text ${text}`);
     }
   }
-  const body = document.body.innerText;
+  // DeepSpeed's "ZeRO-Infinity" is a name (the offload option), not a figure
+  const body = document.body.innerText.replaceAll('ZeRO-Infinity', '');
   for (const word of ['NaN', 'undefined', 'Infinity', 'Traceback', '[object Object]']) {
     if (body.includes(word)) bad.push(`page text has ${word}`);
   }

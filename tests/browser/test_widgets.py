@@ -151,7 +151,7 @@ def test_copy_link_gives_the_canonical_url(calculator):
     query = {"model": "mistral-7b", "method": "qlora", "rank": "8"}
     set_form(page, "calculator", query)
     r = root(page, "calculator")
-    r.locator("[data-calc-copy]").click()
+    r.locator("[data-calc-copy='']").click()
     page.wait_for_function("el => el.textContent.length > 0 && el.textContent === el.closest('[data-calc-widget]').dataset.msgCopied",
                            arg=r.locator("[data-calc-status]").element_handle())
     copied = page.evaluate("navigator.clipboard.readText()")
@@ -202,7 +202,7 @@ def test_keyboard_alone(calculator):
     locale, page, watch, *_ = calculator
     set_form(page, "calculator", {})
     r = root(page, "calculator")
-    r.locator("details.calc-advanced").evaluate("d => { d.open = false; }")
+    r.locator("details.calc-advanced:not(.calc-plan-fields)").evaluate("d => { d.open = false; }")
     page.evaluate("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)")
     page.evaluate("window.__stillHere = true")
 
@@ -233,12 +233,13 @@ def test_keyboard_alone(calculator):
     query = {"method": "full", "seq": "4096", "ckpt": "false"}
     assert_figures(figures(page, "calculator"), expected_calculator(query, locale))
     # the advanced options open from the keyboard
-    for _ in range(10):
+    for _ in range(60):  # Tab through the main fields to the advanced options' summary
         page.keyboard.press("Tab")
-        if page.evaluate("document.activeElement.tagName") == "SUMMARY":
+        if page.evaluate("document.activeElement.tagName === 'SUMMARY' && "
+                         "!!document.activeElement.closest('details.calc-advanced:not(.calc-plan-fields)')"):
             break
     page.keyboard.press("Enter")
-    assert r.locator("details.calc-advanced").get_attribute("open") is not None
+    assert r.locator("details.calc-advanced:not(.calc-plan-fields)").get_attribute("open") is not None
     page.keyboard.press("Tab")
     assert active_name() == "optimizer"
     watch.check()

@@ -40,7 +40,8 @@
     button.type = "button";
     button.className = "md-button faq-copy";
     button.textContent = msg("button");
-    if (msg("label")) button.setAttribute("aria-label", msg("label"));
+    // The accessible name is the visible text (WCAG 2.5.3); the longer wording is the tooltip.
+    if (msg("label")) button.title = msg("label");
     button.setAttribute("data-faq-copy", heading.id);
     var status = document.createElement("span");
     status.className = "faq-copied";
