@@ -13,10 +13,7 @@ A mixture-of-experts preset also records the published totals (`published`: tota
 parameters as the model card or paper states them, with the source), and each preset its kind
 (`dense` or `moe`) for the model picker.
 
-A card's name as readers see it comes from `gpu_label(gpu, locale)`: the model name (`product`,
-a proper name kept in Latin letters in every locale), the words of the locale's message catalog
-(`gpu.label.<label>`) and, where the name needs it to tell variants apart (A100 40 GB / 80 GB,
-the Macs), the memory size written by `calc.fmt` in the locale's digits.
+Re-exported here: `gpu_label` (calc.gpu_labels) and `resolve_model` (calc.model_names).
 """
 
 from __future__ import annotations
@@ -31,8 +28,6 @@ from typing import Any, Mapping, Protocol
 
 from . import arch as arch_mod
 from .errors import CalcError
-from .fmt import fmt
-from .i18n import normalize_locale, t
 from .types import Architecture, GpuKind
 
 __all__ = [
@@ -397,16 +392,13 @@ def _preset(entry: Mapping[str, Any], seen: set[str]) -> ModelPreset:
 
 def _price(entry: Mapping[str, Any]) -> Decimal | None:
     value = entry.get("price_per_hour")
-    if value is None:
-        return None
     try:
-        price = Decimal(value) if isinstance(value, str) else None
+        price = Decimal(value) if isinstance(value, str) else value
     except InvalidOperation:
-        price = None
-    if price is None or not price.is_finite() or price < 0:
+        price = False
+    if price is not None and not (isinstance(price, Decimal) and price.is_finite() and price >= 0):
         raise CatalogDataError(
-            f"gpus.json: {entry.get('id')!r}: price_per_hour must be a decimal string or null"
-        )
+            f"gpus.json: {entry.get('id')!r}: price_per_hour must be a decimal string or null")
     return price
 
 
@@ -415,14 +407,11 @@ def _positive_number(entry: Mapping[str, Any], key: str, hi: int) -> Decimal | N
     value = entry.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        number = None
-    else:
-        number = Decimal(str(value))
+    number = None if isinstance(value, bool) or not isinstance(value, (int, float)) \
+        else Decimal(str(value))
     if number is None or not number.is_finite() or number <= 0 or number > hi:
         raise CatalogDataError(
-            f"gpus.json: {entry.get('id')!r}: {key} must be a positive number up to {hi} or null"
-        )
+            f"gpus.json: {entry.get('id')!r}: {key} must be a positive number up to {hi} or null")
     return number
 
 
@@ -473,42 +462,6 @@ def model_ids() -> tuple[str, ...]:
     return tuple(m.id for m in models())
 
 
-def _name_key(text: str) -> str:
-    """A name as a reader may type it: case, spaces, dashes and underscores don't matter."""
-    return "".join(ch for ch in text.casefold() if ch.isalnum() or ch == ".")
-
-
-def hub_id(preset: ModelPreset) -> str | None:
-    """The preset's Hugging Face repository ("meta-llama/Llama-3.1-8B"), read from the URL of
-    its config.json (`source`), or None when the source is not a Hub file."""
-    parts = preset.source.split("/")
-    if len(parts) > 4 and parts[2] == "huggingface.co":
-        return "/".join(parts[3:5])
-    return None
-
-
-@lru_cache(maxsize=None)
-def _models_by_name() -> dict[str, str]:
-    out: dict[str, str] = {}
-    for m in models():
-        keys = [m.id, m.name]
-        hub = hub_id(m)
-        if hub:
-            keys += [hub, hub.split("/", 1)[1]]
-        for k in keys:
-            out.setdefault(_name_key(k), m.id)
-    return out
-
-
-def resolve_model(text: str) -> str | None:
-    """The preset id a reader means: its id ("llama-3.1-8b"), its display name as the list shows
-    it ("Llama 3.1 8B"), or its Hugging Face id ("meta-llama/Llama-3.1-8B", with or without the
-    organisation); None when no preset matches."""
-    if not isinstance(text, str) or len(text) > 200:
-        return None
-    return _models_by_name().get(_name_key(text))
-
-
 def model(preset_id: str) -> ModelPreset:
     """The preset with this id; `CalcError` (field `model`, code `unknown_model`) otherwise."""
     found = _models_by_id().get(preset_id) if isinstance(preset_id, str) else None
@@ -542,22 +495,6 @@ def gpu(gpu_id: str) -> Gpu:
     return found
 
 
-def gpu_label(card: Gpu | str, locale: str) -> str:
-    """The display name of a card (a `Gpu` or its id) in `locale`, as plain (unescaped) text.
-
-    product: the model name as is ("NVIDIA GeForce RTX 4090"); product-memory: the catalog's
-    `gpu.label.product-memory` with the model name and the advertised memory written by `fmt`
-    ("NVIDIA A100 80 GB"; Persian digits on fa); apple-silicon-mac: `gpu.label.apple-silicon-mac`
-    with the memory ("Mac with Apple silicon, 36 GB").
-    """
-    gpu_id = card if isinstance(card, str) else card.id
-    return _label(gpu_id, normalize_locale(locale))
-
-
-@lru_cache(maxsize=None)
-def _label(gpu_id: str, loc: str) -> str:
-    g = gpu(gpu_id)
-    if g.label == "product" and g.product is not None:
-        return g.product
-    memory = fmt(g.advertised_bytes, "GB", loc, 0)
-    return t(f"gpu.label.{g.label}", loc, product=g.product or "", memory=memory)
+# Display names and name lookup live beside the catalog (one concern each); re-exported here.
+from .gpu_labels import gpu_label  # noqa: E402,F401
+from .model_names import hub_id, resolve_model  # noqa: E402,F401
