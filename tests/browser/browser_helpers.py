@@ -143,6 +143,8 @@ def set_form(page, name: str, query: dict[str, str], *, reset: bool = True) -> N
     if reset:
         r.locator('button[type="reset"]').click()
         wait_idle(page, name)
+    if "config" in query and "model" not in query:  # the paste box is the custom model's
+        query = {"model": "custom", **query}
     for field, value in query.items():
         control = r.locator(f'[name="{field}"]').first
         details = control.locator("xpath=ancestor::details[1]")  # the group that holds it

@@ -93,7 +93,7 @@ export class Downloads {
     const reader = response.body.getReader();
     let got = 0;
     const fault = (err, controller) => {
-      this.onCut(err);
+      this.onCut(err, url);
       controller.error(err);
     };
     const body = new ReadableStream({

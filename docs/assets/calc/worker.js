@@ -32,7 +32,11 @@ const manifestURL = new URL("manifest.json", here);
 const stdlibURL = new URL("python_stdlib.zip", pyodideBase);
 
 const post = (message) => self.postMessage(message);
-const downloads = new Downloads(self, post, (err) => report(err, CAUSE.NETWORK));
+// A cut download is a network fault, but for the snapshot: then Python boots the ordinary way.
+let snapshotURL = null;
+const downloads = new Downloads(self, post, (err, url) => {
+  if (!(url && snapshotURL && url.href === snapshotURL)) report(err, CAUSE.NETWORK);
+});
 
 function describe(err) {
   return String((err && (err.message || err.name)) || err).slice(0, 500);
@@ -85,6 +89,7 @@ async function checkWasm() {
 // The snapshot's bytes, checked against the manifest's size (a truncated download).
 async function fetchSnapshot(manifest) {
   const url = new URL(manifest.snapshot, manifestURL);
+  snapshotURL = url.href;
   const bytes = new Uint8Array(await (await fetchOk(url, "snapshot")).arrayBuffer());
   if (manifest.snapshot_size && bytes.length !== manifest.snapshot_size) {
     throw new Error(`snapshot: ${bytes.length} bytes, expected ${manifest.snapshot_size}`);
