@@ -13,6 +13,7 @@ import yaml
 from calc import catalog, engine
 from calc.engine import estimate
 from calc.fields import parse
+from expected_figures import expected_calculator  # noqa: F401 - the tests import it from here
 from calc.widgets.adapter import parse as parse_adapter
 from calc.widgets.cost import parse as parse_cost
 from calc.widgets.quick import parse as parse_quick
@@ -164,66 +165,6 @@ def set_form(page, name: str, query: dict[str, str], *, reset: bool = True) -> N
 
 
 # --- what the page must show, from calc in CPython -----------------------------------------
-
-
-def expected_calculator(query: dict, locale: str) -> dict:
-    """Every figure of the calculator's results from calc's own functions: the estimate, the
-    scale layer (per GPU, cards per strategy), the other model's total, the catalog (as
-    tests/unit/test_widget_figures.py, which checks the same in CPython)."""
-    from dataclasses import replace
-
-    from calc.scale import Scale, cards_needed, parse_scale, scaled
-    from calc.types import Mode
-
-    inputs = parse(query, locale)
-    sc = parse_scale(query, locale)
-    s = scaled(inputs, sc)
-    est = estimate(inputs)
-    unit = inputs.unit.value
-    exp = {name: ("bytes", str(v), fmt(v, unit, locale)) for name, v in s.gpu_components}
-    head = "total" if sc in (Scale(), Scale(sharding=sc.sharding)) else "per_gpu_total"
-    exp[head] = ("bytes", str(s.per_gpu_total), fmt(s.per_gpu_total, unit, locale))
-    other = scaled(replace(inputs, mode=Mode.PLANNING if inputs.mode is Mode.DETAILED
-                           else Mode.DETAILED), sc).per_gpu_total
-    exp["textbook_total" if inputs.mode is Mode.DETAILED else "realistic_total"] = (
-        "bytes", str(other), fmt(other, unit, locale))
-    if s.cpu_bytes:
-        exp["cpu_bytes"] = ("bytes", str(s.cpu_bytes), fmt(s.cpu_bytes, unit, locale))
-        for name, v in s.cpu_components:
-            exp[f"cpu.{name}"] = ("bytes", str(v), fmt(v, unit, locale))
-    exp["trainable_params"] = ("value", str(est.trainable_params),
-                               fmt(est.trainable_params, "params", locale))
-    exp["params"] = ("value", str(inputs.arch.params), fmt(inputs.arch.params, "params", locale))
-    needed = cards_needed(inputs, sc)
-    for g in catalog.gpus():
-        by = needed[g.id]
-        n = by[sc.sharding.value]
-        usable = engine.usable_bytes(g)
-        exp[f"fits.{g.id}"] = ("value", "true" if n is not None and n <= sc.gpus else "false", None)
-        exp[f"memory.{g.id}"] = ("bytes", str(g.memory_bytes), fmt(g.memory_bytes, unit, locale))
-        exp[f"usable.{g.id}"] = ("bytes", str(usable), fmt(usable, unit, locale))
-        if g.kind is not GpuKind.DISCRETE:
-            continue
-        exp[f"cards.{g.id}"] = ("value", str(n) if n else "none",
-                                fmt(n, "number", locale) if n else None)
-        for strategy, m in by.items():
-            if strategy != sc.sharding.value:
-                exp[f"cards.{strategy}.{g.id}"] = ("value", str(m) if m else "none",
-                                                   fmt(m, "number", locale) if m else "—")
-        if g.price_per_hour is None:
-            exp[f"price.{g.id}"] = exp[f"cost.{g.id}"] = ("value", "none", None)
-            continue
-        exp[f"price.{g.id}"] = ("value", str(g.price_per_hour), fmt(g.price_per_hour, "USD", locale))
-        if n:
-            c = engine.cost(EXAMPLE_HOURS, g.price_per_hour * n)
-            exp[f"cost.{g.id}"] = ("value", str(c), fmt(c, "USD", locale))
-        else:
-            exp[f"cost.{g.id}"] = ("value", "none", None)
-    one = [g for g in catalog.gpus()
-           if g.kind is GpuKind.DISCRETE and needed[g.id][sc.sharding.value] == 1]
-    exp["smallest_gpu"] = ("value", min(one, key=lambda g: g.memory_bytes).id if one else "none",
-                           None)
-    return exp
 
 
 def expected_adapter(query: dict, locale: str) -> dict:
