@@ -141,7 +141,7 @@ def _gpu_row(gpu_id: str, cards: int | None, others: tuple[tuple[str, int | None
     other_cells = " · ".join(
         f'<span class="calc-strategy">{e(SHORT[s])} '
         + html.figure(f"cards.{s}.{g.id}", "—" if n is None else fmt(n, "number", loc),
-                      value=n)
+                      value=n, cls="calc-fig" if n is not None else None)  # "—": no figure
         + "</span>" for s, n in others)
     if g.price_per_hour is None or cards is None:
         cost_cell = f'<td data-calc="cost.{e(g.id)}" data-value="none">—</td>'

@@ -9,9 +9,13 @@ import json
 import re
 from decimal import Decimal
 
+import sys
+from pathlib import Path
+
 import pytest
 
-import expected_figures
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ (also inside Pyodide)
+import expected_figures  # noqa: E402
 
 from calc import catalog, engine
 from calc.engine import estimate, gpu_fit
