@@ -49,7 +49,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from network import network_main, network_profiles
+from network import network_main, network_profiles, transferred
 from page_scripts import BARE_HTML, BARE_JS, BARE_WORKER_JS, EDIT_JS, INIT_JS
 from report import pct, report  # noqa: F401  (pct: ab.py uses bench.pct)
 from targets import BENCH, LH_CATEGORIES, LIGHTHOUSE_PAGES, LOCALES, PAGES, ROOT, WIDGET_PAGES
@@ -241,13 +241,8 @@ def transfer(browser, base: str) -> list[dict]:
             mark = {"ready": False}
 
             def finished(request, sizes=sizes, mark=mark):
-                try:
-                    s = request.sizes()
-                    n = s["responseBodySize"] + s["responseHeadersSize"]
-                except Exception:  # noqa: BLE001 - a request without sizes counts 0
-                    n = 0
                 with lock:
-                    sizes.append((request.url, max(0, n), mark["ready"]))
+                    sizes.append((request.url, transferred(request), mark["ready"]))
 
             ctx.on("requestfinished", finished)
             page = ctx.new_page()

@@ -39,19 +39,23 @@ def _throttle(context, page, profile: dict) -> None:
         "uploadThroughput": bps})
 
 
+def transferred(request) -> int:
+    """Bytes a finished request moved over the wire (headers and body; 0 without sizes)."""
+    try:
+        s = request.sizes()
+        return max(0, s["responseBodySize"] + s["responseHeadersSize"])
+    except Exception:  # noqa: BLE001 - a request without sizes counts 0
+        return 0
+
+
 def _visit(context, url: str, profile: dict) -> dict:
     page = context.new_page()
     sizes: list[tuple[float, int]] = []
     lock = threading.Lock()
 
     def finished(request):
-        try:
-            s = request.sizes()
-            n = s["responseBodySize"] + s["responseHeadersSize"]
-        except Exception:  # noqa: BLE001 - a request without sizes counts 0
-            n = 0
         with lock:
-            sizes.append((time.perf_counter(), max(0, n)))
+            sizes.append((time.perf_counter(), transferred(request)))
 
     context.on("requestfinished", finished)
     try:

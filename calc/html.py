@@ -45,15 +45,18 @@ def raw(value: object) -> str:
 
 
 def figure(name: str, text: str, *, bytes_: int | None = None, value: object = None,
-           tag: str = "span", cls: str | None = "calc-fig") -> str:
+           tag: str = "span", cls: str | None = "calc-fig",
+           extra: Mapping[str, object] | None = None) -> str:
     """An engine figure: the element `tag` with `data-calc=name` and its raw value beside the
-    formatted `text`; `bytes_` (integer bytes) gives `data-bytes`, anything else `data-value`."""
+    formatted `text`; `bytes_` (integer bytes) gives `data-bytes`, anything else `data-value`;
+    `extra`: more raw values as attributes (a range's upper bound, `data-value-hi`)."""
     if bytes_ is not None:
         attr = f'data-bytes="{int(bytes_)}"'
     else:
         attr = f'data-value="{e(raw(value))}"'
+    more = "".join(f' {e(k)}="{e(raw(v))}"' for k, v in (extra or {}).items())
     c = f' class="{cls}"' if cls else ""
-    return f'<{tag}{c} data-calc="{e(name)}" {attr}>{e(text)}</{tag}>'
+    return f'<{tag}{c} data-calc="{e(name)}"{more} {attr}>{e(text)}</{tag}>'
 
 
 def td_figure(name: str, text: str, *, bytes_: int | None = None, value: object = None,

@@ -123,7 +123,6 @@ class RunMacros:
 
         lo_v, hi_v = _fmt_value(_number(lo)), _fmt_value(_number(hi))
         text = fmt_range(lo_v, hi_v, unit, self.m.locale, digits)
-        fig = kit.figure(name, text, value=lo_v)
-        return fig.replace(" data-value=", f' data-value-hi="{kit.e(kit.raw(hi_v))}" data-value=', 1)
+        return kit.figure(name, text, value=lo_v, extra={"data-value-hi": hi_v})
 
     NAMES = ("run", "cards", "plan", "maxfit", "params", "verdict", "range")
