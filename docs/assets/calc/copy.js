@@ -1,4 +1,5 @@
-// Copying text to the clipboard, for the page script (./page.js): the Clipboard API where the
+// Copying text to the clipboard, for the page script (./page.js) and the FAQ's copy-link buttons
+// (overrides/assets/javascripts/faq.js): the Clipboard API where the
 // page may use it (a secure context, permission given), else the legacy way (a selected
 // textarea and document.execCommand("copy")). Resolves to whether it worked.
 
