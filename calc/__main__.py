@@ -149,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         run = scaled(inputs, scale)
         est = estimate(inputs)  # the single-card SFT figures the readable breakdown and `fits` show
-        result = plan_report.run_plan(inputs, plan_inputs, est)
+        result = plan_report.run_plan(inputs, plan_inputs, est, scale)
     except CalcError as err:
         print(f"error: {err.message(args.locale)}", file=sys.stderr)
         return 2

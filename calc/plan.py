@@ -7,12 +7,15 @@ FLOPs per token and the calibrated utilisation come from `calc.flops`; the peak 
 catalog (the vendors' datasheets). A reader's measured `tokens_per_s` (per card, on the card
 named by `gpu`) replaces the estimate there; the utilisation it implies then stands in for the
 calibrated one on the other cards, scaled by their peaks (the same stack on other hardware).
-`cards` is the reader's `gpus`, or the fewest that hold the run with ZeRO-3/FSDP sharding
-(`engine.gpu_fit`) when that is more; a Mac is one machine.
+`cards` is the reader's `gpus`, or the fewest that hold the run when that is more, counted by
+the scale layer exactly as the calculator's fit table counts them (`calc.scale.cards_needed`:
+the reader's sharding, offload and objective, ZeRO-3/FSDP with no offload and SFT by default;
+the working set of gathered layers included); a Mac is one machine.
 
 The inverse questions (`max_fit`) search the same engine: the longest `seq`, the largest
 `batch` and the largest preset of the model's family that fit a card (and count), each by
-bisection over `estimate()`, whose total never falls when the length, the micro-batch or the
+bisection over the scale layer's count of cards (`fits_cards`, the fit table's rule), which never falls
+when the length, the micro-batch or the
 model grows. Never a separate formula.
 """
 
@@ -23,16 +26,16 @@ from decimal import ROUND_HALF_UP, Context, Decimal
 from fractions import Fraction
 from typing import Callable
 
-from .engine import (MAX_CARDS, Estimate, Inputs, estimate, fits_on, gpu_fit, max_rank,
-                     usable_bytes)
+from .engine import Estimate, Inputs, max_rank, usable_bytes
 from .errors import CalcError
 from .fields import Collector, Query, _Bad, read_cards, read_count, read_decimal, read_text, \
     read_positive_decimal
 from .flops import TrainFlops, train_flops, utilisation
+from .scale import Scale, cards_needed, fewest, layout, single_card, supports
 from .types import GpuKind, Method
 
 __all__ = ["PLAN_FIELDS", "PlanInputs", "CardPlan", "Plan", "MaxFit", "parse_plan", "plan",
-           "max_fit", "MAX_TOKENS", "MAX_EPOCHS", "MAX_TOKENS_PER_S", "MAX_PRICE", "MAX_SEQ",
+           "max_fit", "fits_cards", "fewest_cards", "MAX_TOKENS", "MAX_EPOCHS", "MAX_TOKENS_PER_S", "MAX_PRICE", "MAX_SEQ",
            "MAX_BATCH"]
 
 PLAN_FIELDS = ("tokens", "epochs", "gpu", "tokens_per_s", "price", "gpus")
@@ -166,10 +169,20 @@ def _cost(card_hours: Fraction, price: Decimal) -> Decimal:
     return exact.quantize(_CENT, rounding=ROUND_HALF_UP, context=_MONEY_CONTEXT)
 
 
-def plan(inputs: Inputs, p: PlanInputs, est: Estimate | None = None) -> Plan:
-    """Hours and cost of training `p.tokens` x `p.epochs` tokens on every catalog card."""
-    from .catalog import gpu as catalog_gpu
+def _scale(p: PlanInputs, scale: Scale | None) -> Scale:
+    """The scale the cards are counted with: the reader's, or the interface's defaults
+    (ZeRO-3/FSDP, no offload, SFT) with the plan's `gpus`."""
+    return Scale(gpus=p.gpus) if scale is None else scale
 
+
+def plan(inputs: Inputs, p: PlanInputs, est: Estimate | None = None,
+         scale: Scale | None = None) -> Plan:
+    """Hours and cost of training `p.tokens` x `p.epochs` tokens on every catalog card, each
+    with the cards the fit table counts for `scale` (`calc.scale.cards_needed`; `est`, the
+    single-card estimate, is accepted from the callers that hold one and not needed)."""
+    from .catalog import gpu as catalog_gpu, gpus as catalog_gpus
+
+    sc = _scale(p, scale)
     flops = train_flops(inputs)
     f = flops.per_token
     u, calibrated = utilisation(inputs), True
@@ -177,10 +190,10 @@ def plan(inputs: Inputs, p: PlanInputs, est: Estimate | None = None) -> Plan:
     if chosen is not None and p.tokens_per_s is not None and chosen.peak_flops:
         u, calibrated = Fraction(p.tokens_per_s) * f / chosen.peak_flops, False
     work = None if p.tokens is None else Fraction(p.tokens) * Fraction(p.epochs)
+    needed = cards_needed(inputs, sc)
     rows = []
-    for fit in gpu_fit(est or estimate(inputs)):
-        g = fit.gpu
-        need = fit.cards
+    for g in catalog_gpus():
+        need = needed[g.id].get(sc.sharding.value)
         cards = None if need is None else 1 if g.kind is GpuKind.UNIFIED else max(p.gpus, need)
         if chosen is not None and g.id == chosen.id and p.tokens_per_s is not None:
             rate, source = Fraction(p.tokens_per_s), "measured"
@@ -226,14 +239,26 @@ class MaxFit:
                 "model": self.model, "bounds": {"seq": MAX_SEQ, "batch": MAX_BATCH}}
 
 
-def fits_cards(inputs: Inputs, gpu_id: str, cards: int = 1) -> bool:
-    """Whether `inputs` fit on `cards` cards of `gpu_id` (one card, or ZeRO-3 sharding)."""
+def fewest_cards(inputs: Inputs, gpu_id: str, scale: Scale = Scale()) -> int | None:
+    """The fewest cards of `gpu_id` that hold `inputs` under `scale` (its sharding, offload and
+    objective), or None: one entry of `calc.scale.cards_needed`, computed for the one
+    strategy (the searches ask it dozens of times)."""
     from .catalog import gpu as catalog_gpu
 
     g = catalog_gpu(gpu_id)
-    est = estimate(inputs)
-    _, fewest = fits_on(est.total, est.sharded, usable_bytes(g), g.kind is GpuKind.UNIFIED)
-    return fewest is not None and fewest <= cards
+    if not supports(scale.sharding, scale.offload):
+        return None
+    est, components = single_card(inputs, scale.objective)
+    one = layout(inputs, est, components, scale.sharding, scale.offload, False)
+    many = layout(inputs, est, components, scale.sharding, scale.offload, True)
+    return fewest(one, many, usable_bytes(g), g.kind is GpuKind.UNIFIED)
+
+
+def fits_cards(inputs: Inputs, gpu_id: str, cards: int = 1, scale: Scale | None = None) -> bool:
+    """Whether `inputs` fit on `cards` cards of `gpu_id`: the fit table's verdict (the fewest
+    cards under `scale`, ZeRO-3/FSDP by default, are no more than `cards`)."""
+    n = fewest_cards(inputs, gpu_id, Scale() if scale is None else scale)
+    return n is not None and n <= cards
 
 
 def largest(ok: Callable[[int], bool], lo: int, hi: int) -> int | None:
@@ -248,7 +273,8 @@ def largest(ok: Callable[[int], bool], lo: int, hi: int) -> int | None:
     return lo
 
 
-def _largest_model(inputs: Inputs, gpu_id: str, cards: int) -> str | None:
+def _largest_model(inputs: Inputs, gpu_id: str, cards: int, scale: Scale | None
+                   ) -> str | None:
     from . import catalog
 
     try:
@@ -260,15 +286,18 @@ def _largest_model(inputs: Inputs, gpu_id: str, cards: int) -> str | None:
                          key=lambda m: m.params):
         if inputs.method is not Method.FULL and inputs.rank > max_rank(preset.arch, inputs.targets):
             continue
-        if fits_cards(replace(inputs, model=preset.id, arch=preset.arch), gpu_id, cards):
+        if fits_cards(replace(inputs, model=preset.id, arch=preset.arch), gpu_id, cards, scale):
             best = preset.id
     return best
 
 
-def max_fit(inputs: Inputs, gpu_id: str, cards: int = 1) -> MaxFit:
+def max_fit(inputs: Inputs, gpu_id: str, cards: int = 1, scale: Scale | None = None) -> MaxFit:
     """The longest `seq`, the largest `batch` and the largest preset of the family that fit
-    `cards` cards of `gpu_id`, the other inputs as given."""
-    seq = largest(lambda s: fits_cards(replace(inputs, seq=s), gpu_id, cards), 1, MAX_SEQ)
-    batch = largest(lambda b: fits_cards(replace(inputs, batch=b), gpu_id, cards), 1, MAX_BATCH)
+    `cards` cards of `gpu_id` (the fit table's rule, `fits_cards`), the other inputs as given."""
+    def ok(changed: Inputs) -> bool:
+        return fits_cards(changed, gpu_id, cards, scale)
+
+    seq = largest(lambda s: ok(replace(inputs, seq=s)), 1, MAX_SEQ)
+    batch = largest(lambda b: ok(replace(inputs, batch=b)), 1, MAX_BATCH)
     return MaxFit(gpu_id, cards, seq, batch, seq == MAX_SEQ, batch == MAX_BATCH,
-                  _largest_model(inputs, gpu_id, cards))
+                  _largest_model(inputs, gpu_id, cards, scale))

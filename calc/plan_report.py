@@ -11,6 +11,7 @@ from decimal import Decimal
 
 from .engine import Estimate, Inputs
 from .plan import MaxFit, Plan, PlanInputs, max_fit, plan
+from .scale import Scale
 
 __all__ = ["PlanResult", "run_plan", "add_json", "breakdown"]
 
@@ -22,9 +23,12 @@ class PlanResult:
     max_fit: MaxFit | None  # only for a named card
 
 
-def run_plan(inputs: Inputs, p: PlanInputs, est: Estimate | None = None) -> PlanResult:
-    mf = max_fit(inputs, p.gpu, p.gpus) if p.gpu else None
-    return PlanResult(inputs, plan(inputs, p, est), mf)
+def run_plan(inputs: Inputs, p: PlanInputs, est: Estimate | None = None,
+             scale: Scale | None = None) -> PlanResult:
+    """The plan and, for a named card, the most that fits, both counting cards with `scale`
+    (the reader's sharding, offload and objective; ZeRO-3 by default), as the JSON's `cards`."""
+    mf = max_fit(inputs, p.gpu, p.gpus, scale) if p.gpu else None
+    return PlanResult(inputs, plan(inputs, p, est, scale), mf)
 
 
 def add_json(out: dict[str, object], r: PlanResult) -> None:

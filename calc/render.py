@@ -197,7 +197,9 @@ def widget(name: str, locale: str, query: Mapping[str, Any] | None = None, *,
     )
 
 
-_WHOLE = re.compile(r"[1-9][0-9]{0,6}")
+#: A whole number the warm-up steps: up to twelve digits (the cost widget's tokens per epoch,
+#: 50000000, among them; one step up stays within every field's bound).
+_WHOLE = re.compile(r"[1-9][0-9]{0,11}")
 _TOGGLE = {"true": "false", "false": "true"}  # a yes/no field as the canonical query has it
 
 

@@ -70,3 +70,51 @@ def expected_calculator(query: dict, locale: str) -> dict:
     exp["smallest_gpu"] = ("value", min(one, key=lambda g: g.memory_bytes).id if one else "none",
                            None)
     return exp
+
+
+def hours_text(hours, locale: str) -> str:
+    """Hours as the widgets write them: one decimal from ten hours up, two from a tenth, three
+    below (the rule of calc.plan_report, restated here)."""
+    from decimal import Decimal
+
+    digits = 1 if hours >= 10 else 2 if hours >= Decimal("0.1") else 3
+    return fmt(hours, "hours", locale, digits)
+
+
+#: Rows of each ranking the cost widget shows.
+COST_SHORT_LIST = 3
+
+
+def expected_cost(query: dict, locale: str) -> dict:
+    """Every figure of the cost widget from the plan engine itself: the query's fields read by
+    the engine's own parsers (calc.fields, calc.scale, calc.plan), `calc.plan.plan` with the
+    reader's `gpus`, the chosen card's row and the first rows of by_cost and by_time."""
+    from calc.plan import PLAN_FIELDS, parse_plan, plan
+    from calc.scale import parse_scale
+
+    given = {k: v for k, v in query.items() if str(v).strip()}
+    inputs = parse({k: v for k, v in given.items() if k in ("model", "method")}, locale)
+    sc = parse_scale({k: v for k, v in given.items() if k == "gpus"}, locale)
+    p = parse_plan({k: v for k, v in given.items() if k in PLAN_FIELDS}, locale)
+    pl = plan(inputs, p, scale=sc)
+    card = pl.card(p.gpu)
+    exp: dict = {}
+    if card.cards is None or card.hours is None or card.cost is None:
+        exp["cost"] = ("value", "none", None)
+    else:
+        exp["cost"] = ("value", str(card.cost), fmt(card.cost, "USD", locale))
+    if card.cards is not None and card.hours is not None:
+        exp["hours"] = ("value", str(card.hours), hours_text(card.hours, locale))
+        exp["cards"] = ("value", str(card.cards), fmt(card.cards, "number", locale))
+        if card.cost is not None:
+            exp["price"] = ("value", str(card.price), fmt(card.price, "USD", locale))
+        exp["tokens_per_s"] = ("value", str(card.tokens_per_s),
+                               fmt(card.tokens_per_s, "number", locale, 0))
+        exp["rate"] = ("value", card.source, None)
+    for key, rows in (("by_cost", pl.by_cost), ("by_time", pl.by_time)):
+        for c in rows[:COST_SHORT_LIST]:
+            exp[f"{key}.{c.gpu}.cards"] = ("value", str(c.cards), fmt(c.cards, "number", locale))
+            exp[f"{key}.{c.gpu}.hours"] = ("value", str(c.hours), hours_text(c.hours, locale))
+            exp[f"{key}.{c.gpu}.cost"] = (("value", str(c.cost), fmt(c.cost, "USD", locale))
+                                          if c.cost is not None else ("value", "none", None))
+    return exp

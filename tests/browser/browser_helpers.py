@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from decimal import Decimal
 from pathlib import Path
 
 import yaml
@@ -13,9 +12,8 @@ import yaml
 from calc import catalog, engine
 from calc.engine import estimate
 from calc.fields import parse
-from expected_figures import expected_calculator  # noqa: F401 - the tests import it from here
+from expected_figures import expected_calculator, expected_cost  # noqa: F401 - the tests import them from here
 from calc.widgets.adapter import parse as parse_adapter
-from calc.widgets.cost import parse as parse_cost
 from calc.widgets.quick import parse as parse_quick
 from calc.fmt import fmt
 from calc.i18n import LOCALES  # noqa: F401 - the tests import it from here
@@ -191,18 +189,6 @@ def expected_quick(query: dict, locale: str) -> dict:
             "quick_activations": ("bytes", str(acts), fmt(acts, unit, locale)),
             "smallest_gpu": ("value", min(fitting, key=lambda g: g.memory_bytes).id
                              if fitting else "none", None)}
-
-
-def expected_cost(query: dict, locale: str) -> dict:
-    hours, price, _ = parse_cost(query, locale)
-    total = engine.cost(hours, price)
-    return {"cost": ("value", str(total), fmt(total, "USD", locale)),
-            "hours": ("value", _plain(hours), fmt(hours, "hours", locale)),
-            "price": ("value", _plain(price), fmt(price, "USD", locale))}
-
-
-def _plain(d: Decimal) -> str:
-    return str(d)
 
 
 EXPECTED = {"calculator": expected_calculator, "adapter": expected_adapter,

@@ -48,8 +48,8 @@ HOSTILE_LINKS = {
                             ("dtype", "../../x"), ("dtype", "\U0001F600")]),
     "quick": ("quick", [("n", "NaN"), ("bpp", "custom"), ("bpp_custom", "-0"),
                         ("act", "1e-999999999"), ("act", "1e400"), ("unit", XSS_IMG)]),
-    "cost": ("cost", [("gpu", "../../etc/passwd"), ("hours", "0"), ("price", LONG),
-                      ("price", "-5")]),
+    "cost": ("cost", [("gpu", "../../etc/passwd"), ("tokens", "0"), ("tokens_per_s", "NaN"),
+                      ("epochs", "1e400"), ("model", XSS_IMG), ("price", LONG), ("price", "-5")]),
 }
 
 #: Typed into the loaded calculator, one field at a time.

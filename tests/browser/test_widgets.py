@@ -336,9 +336,11 @@ SMALL_CASES = {
     "quick": ([{"act": "20"}, {"n": "14", "bpp": "12"}, {"n": "3", "bpp": "custom", "bpp_custom": "10"},
                {"n": "0.5", "unit": "GiB"}],
               {"n": "abc"}),
-    "cost": ([{"gpu": "l4", "hours": "20"}, {"gpu": "h100-80", "hours": "3.5"},
-              {"gpu": "", "hours": "10", "price": "2.5"}],
-             {"hours": "0"}),
+    "cost": ([{"gpu": "h100-80", "tokens": "200M"},
+              {"model": "llama-3.1-70b", "method": "full", "tokens": "10M", "gpu": "h100-80"},
+              {"method": "lora", "tokens": "72M", "epochs": "2", "gpu": "l40s", "gpus": "2",
+               "tokens_per_s": "1000", "price": "1.5"}],
+             {"tokens": "0"}),
 }
 
 

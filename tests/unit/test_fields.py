@@ -159,11 +159,12 @@ def test_adapter_widget():
 
 def test_quick_and_cost_widgets():
     assert parse_quick({"n": "7", "bpp": "16", "act": "20"}) == (7, 16, 20)
-    hours, price, gpu = parse_cost({"gpu": "a40", "hours": "20"})
-    assert (hours, price, gpu) == (20, Decimal("0.74"), "a40")
+    state = parse_cost({"gpu": "a40", "tokens": "50M", "epochs": "2", "price": "0,5"}, "tr")
+    assert (state.plan.gpu, state.plan.tokens, state.plan.epochs, state.plan.price) == \
+        ("a40", 50_000_000, 2, Decimal("0.5"))
     with pytest.raises(CalcError) as err:
-        parse_cost({"gpu": "nope", "hours": "-1"})
-    assert {p.field for p in err.value.problems} == {"gpu", "hours"}
+        parse_cost({"gpu": "nope", "tokens": "-1"})
+    assert {p.field for p in err.value.problems} == {"gpu", "tokens"}
 
 
 @pytest.mark.parametrize("text", ["-0", "-0.0", "−0", "-0e5", "-۰"])
@@ -191,8 +192,10 @@ def test_absurd_exponents_stay_fast_and_typed():
         assert problems({"seq": text}) == {"seq": "not_a_number"}, text
         assert [p.code for p in _errors(parse_quick, {"act": text})] == ["not_a_number"], text
     assert problems({"seq": "1e425000000"}) == {"seq": "too_large"}
-    assert [p.code for p in _errors(parse_cost, {"hours": "1e-30", "price": "2"})] == ["zero"]
-    assert parse_cost({"hours": "2", "price": "1e-30"})[1] == 0
+    # what rounds to nothing is zero, which a price, a rate or a token count cannot be
+    for name in ("tokens", "epochs", "tokens_per_s", "price"):
+        q = {"tokens": "1M", "gpu": "a40", name: "1e-30"}
+        assert [p.code for p in _errors(parse_cost, q)] == ["zero"], name
     assert time.perf_counter() - start < 1
 
 

@@ -22,6 +22,7 @@ from calc.fields import parse
 from calc.flops import active_params, calibration, train_flops, utilisation
 from calc.i18n import LOCALES, t
 from calc.plan import MAX_BATCH, MAX_SEQ, fits_cards, max_fit, parse_plan, plan
+from calc.scale import Scale, scaled
 
 DATA = Path(__file__).resolve().parents[2] / "calc" / "data"
 
@@ -266,17 +267,19 @@ def test_longest_seq_and_largest_batch_on_one_card(mode):
 
 
 def test_longest_seq_on_several_cards_with_sharding():
+    """On several cards the search counts what the fit table counts: the per-card total of the
+    scale layer (ZeRO-3 with the gathered layers), here read from `scaled()` at 16 cards."""
     inputs = q(model="llama-3.1-70b", method="full")
     mf = max_fit(inputs, "h100-80", 16)
     usable = 80 * 2**30 * 95 // 100
 
-    def fits16(seq):  # the spec's rule: sharded / n + per-card <= usable
-        e = estimate(q(model="llama-3.1-70b", method="full", seq=seq))
-        sharded = sum(v for k, v in e.components if k in ("base_weights", "gradients", "optimizer"))
-        return Fraction(sharded, 16) + (e.total - sharded) <= usable
+    def fits(seq, n=16):  # each of n cards holds its share of the run (calc.scale)
+        run = scaled(q(model="llama-3.1-70b", method="full", seq=seq), Scale(gpus=n))
+        return run.per_gpu_total <= usable
 
-    assert mf.seq and fits16(mf.seq) and not fits16(mf.seq + 1)
-    assert not fits_cards(inputs, "h100-80", 8) and fits_cards(inputs, "h100-80", 16)
+    assert mf.seq and fits(mf.seq) and not fits(mf.seq + 1)
+    n = next(n for n in range(2, 64) if fits(2048, n))  # the default length's fewest cards
+    assert not fits_cards(inputs, "h100-80", n - 1) and fits_cards(inputs, "h100-80", n)
 
 
 def test_bounds_and_nothing_fits():
