@@ -79,7 +79,7 @@ class RunMacros:
     def plan(self, what: str, gpu: str, digits: int | None = None, name: str | None = None,
              **fields: object) -> str:
         inputs, scale, p = _run(_key({**fields, "gpu": gpu}))
-        result = plan(inputs, p)
+        result = plan(inputs, p, scale=scale)
         if what == "flops":
             return self.m.fig(name or "train_flops", int(result.flops.per_token), "number", digits)
         card = result.card(gpu)
@@ -92,8 +92,8 @@ class RunMacros:
     # The longest sequence (what="seq") or largest micro-batch (what="batch") that fits `gpu`.
     def maxfit(self, what: str, gpu: str, cards: int = 1, name: str | None = None,
                **fields: object) -> str:
-        inputs, _, _ = _run(_key(fields))
-        mf = max_fit(inputs, gpu, cards)
+        inputs, scale, _ = _run(_key(fields))
+        mf = max_fit(inputs, gpu, cards, scale)
         value = getattr(mf, what)
         if what == "model":
             return "—" if value is None else esc(catalog.model(value).name)

@@ -19,7 +19,7 @@ from ..export import FORMATS, export
 from ..fmt import fmt
 from ..i18n import error_message
 from ..plan import MaxFit, Plan, PlanInputs, max_fit, plan
-from ..scale import ScaledEstimate
+from ..scale import Scale, ScaledEstimate
 from .base import e, fig, iso, product_html, td_fig, tx, txc
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,13 +36,15 @@ def hours_digits(hours: Decimal | None) -> int:
 
 
 @lru_cache(maxsize=64)
-def plan_of(inputs: Inputs, p: PlanInputs, est: Estimate) -> Plan:
-    return plan(inputs, p, est)
+def plan_of(inputs: Inputs, p: PlanInputs, est: Estimate, scale: Scale) -> Plan:
+    return plan(inputs, p, est, scale)
 
 
 @lru_cache(maxsize=64)
-def max_fit_of(inputs: Inputs, gpu_id: str, cards: int) -> MaxFit:
-    return max_fit(inputs, gpu_id, cards)
+def max_fit_of(inputs: Inputs, gpu_id: str, scale: Scale) -> MaxFit:
+    """The most that fits on `scale.gpus` cards of `gpu_id`, counted with the reader's
+    sharding, offload and objective (as the fit table)."""
+    return max_fit(inputs, gpu_id, scale.gpus, scale)
 
 
 @lru_cache(maxsize=64)
@@ -63,11 +65,11 @@ def panel(state: "State", s: ScaledEstimate, loc: str, wid: str) -> str:
     i, p = state.inputs, state.plan
     parts = [iso(f'<h3 class="calc-section">{e(txc("ui.time_cost", loc))}</h3>', loc)]
     if p.gpu is not None:
-        parts.append(_max_fit_block(max_fit_of(i, p.gpu, state.scale.gpus), i.seq, i.batch, loc))
+        parts.append(_max_fit_block(max_fit_of(i, p.gpu, state.scale), i.seq, i.batch, loc))
     if p.tokens is None:
         parts.append(_plan_prompt(loc))
     else:
-        parts.append(_plan_table(plan_of(i, p, s.estimate), loc, wid))
+        parts.append(_plan_table(plan_of(i, p, s.estimate, state.scale), loc, wid))
     parts.append(_exports(exports_of(i, p.epochs, state.scale.gpus), loc, wid))
     return f'<div class="calc-plan">{"".join(parts)}</div>'
 

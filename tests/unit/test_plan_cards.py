@@ -160,3 +160,29 @@ def test_the_command_lines_plan_counts_what_its_cards_say(flags, strategy):
         if gpu_id in GPUS:
             assert entry["cards"] == independent_fewest(inputs, sc, gpu_id), gpu_id
     assert data["max_fit"]["cards"] == 1
+
+
+@pytest.mark.parametrize("fields, scale_fields", [c for c in CONFIGS if c[1]], ids=str)
+def test_the_calculators_time_panel_counts_the_readers_scale(fields, scale_fields):
+    """The calculator's time-and-cost table (cards per card kind) and its most-that-fits line
+    follow the reader's sharding, offload and objective, as the fit table beside them does."""
+    inputs, sc = _config(fields, scale_fields)
+    q = {**fields, **scale_fields, "tokens": "10M", "gpu": "h100-80"}
+    shown = figures(results("calculator", q, "en")["html"])
+    for gpu_id in GPUS:
+        want = independent_fewest(inputs, sc, gpu_id)
+        name = f"plan_cards.{gpu_id}"
+        if want is None or catalog.gpu(gpu_id).peak_flops is None:
+            continue
+        want_shown = 1 if catalog.gpu(gpu_id).kind is GpuKind.UNIFIED else max(sc.gpus, want)
+        assert shown[name][1] == str(want_shown), (gpu_id, shown[name], want)
+    # the longest sequence on the reader's one H100: the independent rule at that length holds,
+    # one token more does not
+    seq = shown.get("max_seq")
+    assert seq is not None
+    if seq[1].isdigit() and int(seq[1]) < 1_048_576:
+        n = int(seq[1])
+        fits = independent_fewest(parse({**fields, "seq": str(n)}), sc, "h100-80")
+        more = independent_fewest(parse({**fields, "seq": str(n + 1)}), sc, "h100-80")
+        assert fits is not None and fits <= sc.gpus
+        assert more is None or more > sc.gpus
