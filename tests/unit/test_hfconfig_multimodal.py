@@ -60,6 +60,33 @@ def test_scout_active_parameters_round_to_metas_17b() -> None:
     assert round(active / 1e9) == 17
 
 
+def scout_vision_params_by_hand() -> int:
+    """What the text part leaves out, from the fixture's vision_config (hidden 1408, 34 layers,
+    intermediate 5632, patch 14 on 336-pixel tiles, projector 4096 -> 4096, output 4096) and
+    the shapes of transformers' Llama4VisionModel and Llama4MultiModalProjector: a class
+    embedding, a positional embedding of (336 / 14)^2 + 1 positions, the unfolded patch
+    embedding (3 x 14 x 14 -> 1408, no bias), pre/post LayerNorms with bias, per layer q/k/v/o
+    with bias, fc1/fc2 with bias and two LayerNorms with bias, the vision adapter's two linears
+    (1408 x 4 pixel-shuffled channels -> 4096 -> 4096, no bias) and the projector 4096 -> 5120 (no bias).
+    The stored note the fixture comes from lists the same tensor sizes for these modules."""
+    h, layers, f, patch, image, proj, text_h = 1408, 34, 5632, 14, 336, 4096, 5120
+    positions = (image // patch) ** 2 + 1
+    embeddings = h + positions * h + 3 * patch * patch * h + 2 * 2 * h
+    layer = 4 * (h * h + h) + (h * f + f) + (f * h + h) + 2 * 2 * h
+    adapter = h * 4 * proj + proj * proj  # pixel_shuffle_ratio 0.5: 1408 x 4 channels in
+    projector = proj * text_h
+    return embeddings + layers * layer + adapter + projector
+
+
+def test_scout_text_and_vision_add_up_to_metas_109b() -> None:
+    """Meta's model card: 109B total parameters for the checkpoint with its vision encoder.
+    The text part (hand arithmetic above) and the vision part left out add up to it within
+    0.5 %, so what the preset leaves out is the vision tower and nothing else."""
+    total = scout_text_params_by_hand() + scout_vision_params_by_hand()
+    assert abs(total - 109e9) <= 0.005 * 109e9, total
+    assert scout_vision_params_by_hand() < 0.01 * scout_text_params_by_hand()
+
+
 def test_scout_preset_note_says_what_it_covers() -> None:
     preset = catalog.model("llama-4-scout")
     assert preset.published is not None and preset.params < preset.published.params
