@@ -33,7 +33,8 @@ from .engine import Inputs
 from .errors import CalcError
 from .types import Method, Optimizer
 
-__all__ = ["FORMATS", "ExportSettings", "settings", "export", "hf_id", "hf_modules"]
+__all__ = ["FORMATS", "ExportSettings", "settings", "export", "hf_id", "hf_modules",
+           "expert_parameters"]
 
 FORMATS = ("trl", "axolotl", "torchtune")
 PLACEHOLDER_MODEL = "your-org/your-model"
@@ -71,6 +72,21 @@ def _module_names(inputs: Inputs) -> dict[str, str]:
     return _data()["hf_modules"].get(family) or _data()["hf_modules"]["default"]
 
 
+def expert_parameters(inputs: Inputs) -> tuple[str, ...]:
+    """The fused 3-D expert parameters PEFT's `target_parameters` adapts when `lora_experts` is
+    on (calc/data/export.json `hf_expert_parameters`, by the preset's family); () otherwise."""
+    if not inputs.lora_experts:  # Inputs keeps it False unless LoRA/QLoRA on an MoE model
+        return ()
+    from . import catalog
+
+    table = _data()["hf_expert_parameters"]
+    try:
+        family = catalog.model(inputs.model).family
+    except CalcError:
+        family = "default"
+    return tuple(table.get(family) or table["default"])
+
+
 def hf_modules(inputs: Inputs) -> list[str]:
     """The module names PEFT targets for `inputs.targets` (fused modules once)."""
     names = _module_names(inputs)
@@ -102,6 +118,7 @@ class ExportSettings:
     epochs: Decimal
     cards: int
     also_adapted: tuple[str, ...] = ()  # projections a fused module adapts beyond the targets
+    experts: tuple[str, ...] = ()  # fused expert parameters adapted (PEFT target_parameters)
 
 
 def _loss(value: str) -> str:
@@ -122,7 +139,8 @@ def settings(inputs: Inputs, epochs: Decimal = Decimal(1), cards: int = 1) -> Ex
         dquant=getattr(inputs, "dquant", True),
         loss=_loss(k.loss.value), opt_step=k.opt_step.value,
         act_offload=bool(k.act_offload), epochs=epochs, cards=cards,
-        also_adapted=extra if inputs.method is not Method.FULL else ())
+        also_adapted=extra if inputs.method is not Method.FULL else (),
+        experts=expert_parameters(inputs))
 
 
 def _epochs(s: ExportSettings) -> str:
@@ -190,7 +208,12 @@ def export_trl(s: ExportSettings) -> str:
     if lora:
         lines += ["peft_config = LoraConfig(",
                   f"    r={s.rank},", f"    lora_alpha={s.alpha},", "    lora_dropout=0.0,",
-                  f"    target_modules={list(s.modules)!r},", '    task_type="CAUSAL_LM",', ")"]
+                  f"    target_modules={list(s.modules)!r},"]
+        if s.experts:
+            lines += ["    # The routed experts are fused 3-D nn.Parameters, not nn.Linear: PEFT (>= 0.17)",
+                      "    # adapts them through target_parameters, as the estimate does (lora_experts).",
+                      f"    target_parameters={list(s.experts)!r},"]
+        lines += ['    task_type="CAUSAL_LM",', ")"]
     if s.method is Method.QLORA:
         lines += ["quantization_config = BitsAndBytesConfig(", "    load_in_4bit=True,",
                   '    bnb_4bit_quant_type="nf4",',
@@ -271,6 +294,10 @@ def export_axolotl(s: ExportSettings) -> str:
     if s.method is not Method.FULL:
         out += [f"lora_r: {s.rank}", f"lora_alpha: {s.alpha}", "lora_dropout: 0.0",
                 "lora_target_modules:"] + [f"  - {_yaml_scalar(m)}" for m in s.modules]
+        if s.experts:
+            out += ["# The routed experts are fused 3-D parameters, adapted as the estimate does "
+                    "(lora_experts): PEFT's target_parameters; lora_dropout must be 0 with it.",
+                    "lora_target_parameters:"] + [f"  - {_yaml_scalar(m)}" for m in s.experts]
     rows = [("sequence_len", s.seq), ("micro_batch_size", s.batch),
             ("gradient_accumulation_steps", 1), ("gradient_checkpointing", s.ckpt),
             ("optimizer", optim)]
@@ -347,6 +374,9 @@ def export_torchtune(s: ExportSettings, inputs: Inputs) -> str:
                  '"model.lora_attn_modules=[' + ",".join(f"'{m}'" for m in attn) + ']"',
                  f"model.apply_lora_to_mlp={mlp}"]
         notes.append("# torchtune keeps the adapters in the model's dtype (BF16), not in FP32 as PEFT does.")
+        if s.experts:
+            notes.append("# Adapting the routed experts (calc's lora_experts) has no override in this "
+                         "recipe config: not supported here.")
     opts += [f"tokenizer.max_seq_len={s.seq}", f"batch_size={s.batch}",
              "gradient_accumulation_steps=1", f"epochs={_epochs(s)}",
              f"enable_activation_checkpointing={s.ckpt}",

@@ -281,6 +281,14 @@ def read_config(text: str) -> ConfigReading:
     return ConfigReading(arch, layout, model_type, part, left_out, checkpoint)
 
 
+def reading_notes(reading: ConfigReading, locale: str) -> tuple[str, ...]:
+    """What a reader should be told about a reading, in `locale`: for a multimodal
+    configuration, that only its language model is counted (catalog key ui.config_text_part)."""
+    from .i18n import t
+
+    return (t("ui.config_text_part", locale),) if reading.part == "text" else ()
+
+
 def parse_config(text: str) -> Architecture:
     """config.json text -> Architecture (params counted from its shapes); see read_config."""
     return read_config(text).arch

@@ -44,6 +44,23 @@ HOSTILE_LINKS = {
         ("method", "QLoRA"), ("unknown", "\U0001F600" * 500), ("rank", "٣٢"), ("rank", "32"),
         ("model", "LLAMA-2-7B"), ("model", "qwen2.5-7b"), ("ckpt", "TRUE"), ("ckpt", "off"),
     ]),
+    # mixture-of-experts and latent-attention fields (engine.md section 7) and lora_experts
+    "calculator-moe-preset": ("calculator", [
+        ("model", "mixtral-8x7b"), ("experts_active", "9"), ("expert_ffn", "NaN"),
+        ("shared_experts", "-1"), ("dense_layers", "1e400"), ("moe_every", "0"),
+        ("lora_experts", XSS_SCRIPT), ("experts", XSS_IMG), ("experts", "8"),
+    ]),
+    "calculator-moe-custom": ("calculator", [
+        ("model", "custom"), ("layers", "32"), ("hidden", "4096"), ("ffn", "14336"),
+        ("heads", "32"), ("kv_heads", "8"), ("vocab", "32000"), ("experts", "8"),
+        ("experts_active", "9"), ("expert_ffn", "-14336"), ("kv_lora_rank", "512"),
+        ("v_head_dim", XSS_IMG), ("q_lora_rank", "1e400"), ("qk_rope_head_dim", "٦٤"),
+        ("qk_nope_head_dim", "0x80"), ("lora_experts", "maybe"),
+    ]),
+    "calculator-moe-on-dense": ("calculator", [
+        ("model", "llama-3.1-8b"), ("experts_active", "2"), ("shared_experts", "1"),
+        ("dense_layers", "1"), ("kv_lora_rank", "512"), ("lora_experts", "true"),
+    ]),
     "adapter": ("adapter", [("d_in", "-1"), ("d_out", "1e400"), ("rank", XSS_SCRIPT),
                             ("dtype", "../../x"), ("dtype", "\U0001F600")]),
     "quick": ("quick", [("n", "NaN"), ("bpp", "custom"), ("bpp_custom", "-0"),

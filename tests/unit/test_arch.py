@@ -173,6 +173,13 @@ PROBLEMS = [
     ({"model": "deepseek-v2-lite", "v_head_dim": "0"}, "v_head_dim", "required"),
     ({"model": "mixtral-8x7b", "experts": "5000"}, "experts", "too_large"),
     ({"model": "mixtral-8x7b", "experts": "-1"}, "experts", "negative"),
+    ({"model": "llama-3.1-8b", "shared_experts": "1"}, "shared_experts", "moe_field_on_dense"),
+    ({"model": "llama-3.1-8b", "expert_ffn": "1408"}, "expert_ffn", "moe_field_on_dense"),
+    ({"model": "llama-3.1-8b", "q_lora_rank": "1536"}, "q_lora_rank", "mla_field_without_rank"),
+    ({"model": "mixtral-8x7b", "shared_experts": "-1"}, "shared_experts", "negative"),
+    ({"model": "qwen3-30b-a3b", "moe_every": "0"}, "moe_every", "zero"),
+    ({"model": "qwen3-30b-a3b", "experts_active": "0"}, "experts_active", "required"),
+    ({"model": "mixtral-8x7b", "lora_experts": "maybe"}, "lora_experts", "bad_bool"),
 ]
 
 

@@ -263,3 +263,41 @@ def test_cli_plan_json_and_errors():
 
 def test_formats_are_the_three():
     assert FORMATS == ("trl", "axolotl", "torchtune")
+
+
+# Fused 3-D experts (lora_experts): the parameter names PEFT's LoRA reference page gives for
+# target_parameters (docs/source/package_reference/lora.md at PEFT commit 5d602fd): Mixtral,
+# Qwen3-MoE and gpt-oss "mlp.experts.gate_up_proj" / "mlp.experts.down_proj", Llama 4
+# "feed_forward.experts.gate_up_proj" / "feed_forward.experts.down_proj"; DeepSeek-V2 keeps the
+# module path mlp.experts (transformers 5.7.0 prints DeepseekV2Moe at mlp, experts inside).
+MLP_EXPERTS = ["mlp.experts.gate_up_proj", "mlp.experts.down_proj"]
+EXPERT_NAMES = {"mixtral-8x7b": MLP_EXPERTS, "qwen3-30b-a3b": MLP_EXPERTS, "gpt-oss-20b": MLP_EXPERTS,
+                "deepseek-v2-lite": MLP_EXPERTS,
+                "llama-4-scout": ["feed_forward.experts.gate_up_proj", "feed_forward.experts.down_proj"]}
+
+
+@pytest.mark.parametrize("method", ["lora", "qlora"])
+@pytest.mark.parametrize("preset", sorted(EXPERT_NAMES))
+def test_lora_experts_exports_target_parameters(preset: str, method: str) -> None:
+    i = q(model=preset, method=method, targets="all-linear", lora_experts="true")
+    assert i.lora_experts
+    tree = ast.parse(export(i, "trl"))
+    lora = calls(tree)["LoraConfig"]
+    assert lora["target_parameters"] == EXPERT_NAMES[preset]
+    assert lora["target_modules"] == [HF_NAMES[m] for m in ("q", "k", "v", "o", "gate", "up", "down")]
+    axo = yaml.safe_load(export(i, "axolotl"))
+    assert axo["lora_target_parameters"] == EXPERT_NAMES[preset]
+    assert axo["lora_dropout"] == 0  # Axolotl v0.18.0 requires it with lora_target_parameters
+
+
+@pytest.mark.parametrize("preset", sorted(EXPERT_NAMES))
+def test_without_lora_experts_no_target_parameters(preset: str) -> None:
+    i = q(model=preset, method="lora", targets="all-linear")
+    assert "target_parameters" not in calls(ast.parse(export(i, "trl")))["LoraConfig"]
+    assert "lora_target_parameters" not in yaml.safe_load(export(i, "axolotl"))
+
+
+def test_lora_experts_on_a_custom_moe_config_uses_the_common_path() -> None:
+    cfg = (ROOT / "tests" / "fixtures" / "configs" / "qwen3-30b-a3b.json").read_text(encoding="utf-8")
+    i = parse({"config": cfg, "method": "lora", "targets": "all-linear", "lora_experts": "true"})
+    assert calls(ast.parse(export(i, "trl")))["LoraConfig"]["target_parameters"] == MLP_EXPERTS

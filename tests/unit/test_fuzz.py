@@ -133,6 +133,30 @@ STACK_VALUES = {
 stack_queries = st.fixed_dictionaries({}, optional={k: st.one_of(st.sampled_from(v), scalar)
                                                     for k, v in STACK_VALUES.items()})
 locales = st.one_of(st.sampled_from(LOCALES), st.text(max_size=8))
+#: The mixture-of-experts and latent-attention fields (engine.md section 7) and lora_experts,
+#: valid and invalid values, over MoE presets, dense presets and a custom model.
+MOE_VALUES = {
+    "model": ["mixtral-8x7b", "qwen3-30b-a3b", "gpt-oss-20b", "deepseek-v2-lite", "llama-4-scout",
+              "llama-3.1-8b", "custom"],
+    "experts": ["0", "1", "2", "8", "16", "128", "4096", "-1", "1e9"],
+    "experts_active": ["0", "1", "2", "8", "9", "129", "-3"],
+    "expert_ffn": ["0", "768", "14336", "10000000"],
+    "shared_experts": ["0", "1", "2", "64"],
+    "dense_layers": ["0", "1", "3", "32", "48", "1000"],
+    "moe_every": ["0", "1", "2", "49"],
+    "q_lora_rank": ["0", "1536", "-1"],
+    "kv_lora_rank": ["0", "512", "99999999"],
+    "qk_rope_head_dim": ["0", "64"],
+    "qk_nope_head_dim": ["0", "128"],
+    "v_head_dim": ["0", "128"],
+    "lora_experts": ["true", "false", "yes", "1", "maybe"],
+    "method": ["full", "lora", "qlora"],
+    "targets": ["qv", "attention", "all-linear"],
+    "layers": ["1", "32", "61"], "hidden": ["2048", "7168"], "ffn": ["8192"], "heads": ["16", "32"],
+    "vocab": ["32000"],
+}
+moe_queries = st.fixed_dictionaries({}, optional={k: st.one_of(st.sampled_from(v), scalar)
+                                                  for k, v in MOE_VALUES.items()})
 
 json_scalar = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70),
                         st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=20))
@@ -144,9 +168,22 @@ json_any = st.recursive(json_scalar,
 config_keys = st.sampled_from(sorted({k for names in ALIASES.values() for k in names}
                                      | {"model_type", "tie_word_embeddings", "text_config",
                                         "num_local_experts", "num_experts", "attention_bias",
-                                        "architectures", "torch_dtype"}))
+                                        "architectures", "torch_dtype",
+                                        # mixture-of-experts and latent-attention keys
+                                        "n_routed_experts", "num_experts_per_tok",
+                                        "experts_per_token", "moe_intermediate_size",
+                                        "n_shared_experts", "first_k_dense_replace",
+                                        "moe_layer_freq", "decoder_sparse_step",
+                                        "mlp_only_layers", "interleave_moe_layer_step",
+                                        "moe_layers", "intermediate_size_mlp", "q_lora_rank",
+                                        "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
+                                        "v_head_dim", "quantization_config", "vision_config"}))
 config_value = st.one_of(json_scalar, st.integers(0, 10**8), st.integers(-5, 5),
-                         st.sampled_from(["llama", "qwen2", "gemma2", "mixtral"]), json_any)
+                         st.sampled_from(["llama", "qwen2", "gemma2", "mixtral", "qwen3_moe",
+                                          "olmoe", "deepseek_v2", "deepseek_v3", "gpt_oss",
+                                          "llama4", "llama4_text", "gemma3", "gemma3_text",
+                                          "phi3", "olmo2"]),
+                         st.lists(st.integers(-2, 64), max_size=6), json_any)
 config_doc = st.one_of(
     json_any,
     st.dictionaries(config_keys, config_value, max_size=12),
@@ -318,6 +355,26 @@ def test_stack_fields(query, locale, strict):
     for key in ("total_bytes", "realistic_total_bytes", "textbook_total_bytes", "cpu_bytes"):
         check_number(out[key], key)
     assert out["framework"] == inputs.framework.value
+    assert timed(parse, to_query(inputs)) == inputs
+
+
+@FUZZ
+@given(moe_queries, locales, st.booleans())
+def test_moe_fields(query, locale, strict):
+    """The expert and latent-attention fields and lora_experts: only the typed error escapes
+    (naming a field), a valid query estimates in both models with active <= stored parameters,
+    and its canonical query reads back to the same inputs."""
+    try:
+        inputs = timed(parse, query, locale, strict=strict)
+    except CalcError as err:
+        check_error(err, locale)
+        return
+    from calc import arch as arch_mod
+
+    assert 0 < arch_mod.active_params(inputs.arch) <= inputs.arch.params
+    est = timed(estimate, inputs)
+    check_estimate(est)
+    json.dumps(timed(est.to_json))
     assert timed(parse, to_query(inputs)) == inputs
 
 
