@@ -23,7 +23,9 @@ end of the backward pass and the optimizer step free the activations: what they 
 them is counted only where it is larger (`step_temporaries`: foreach's temporaries; in
 `gradients`: the accumulation of a tied embedding's gradient, TIED_GRAD_COPIES). A run that
 steps after every micro-batch allocates its gradients after the loss buffers are freed and
-peaks lower: calc over-estimates it by up to the smaller of the two.
+peaks lower: calc over-estimates it by up to the smaller of the two. With `opt_step=in-backward`
+there is no accumulation (torchtune's recipes refuse it): the one gradient alive comes after the
+loss, and `gradients` holds what it and a tied embedding's accumulation add beyond the freed.
 
 The constants and their evidence are in calc/engine/constants.py; the stacks' values and their
 sources in calc/data/stacks.json.
@@ -299,7 +301,12 @@ def estimate_realistic(inputs: Inputs) -> Estimate:
         if method is Method.FULL and arch.tied else 0
     step = step_temp_per_param(inputs.optimizer, param_bytes) * t \
         if k.opt_step is OptStep.FOREACH else 0
-    parts["gradients"] = grads + max(0, tied - freed)
+    if k.opt_step is OptStep.IN_BACKWARD:
+        # no accumulation possible (torchtune refuses optimizer_in_bwd with it): the one
+        # gradient alive and a tied embedding's accumulation come after the loss buffers
+        parts["gradients"] = max(0, grads + tied - freed)
+    else:
+        parts["gradients"] = grads + max(0, tied - freed)
     if k.opt_step is OptStep.FOREACH:
         parts["step_temporaries"] = max(0, step - max(freed, tied))
     parts["overhead"] = OVERHEAD_BYTES
