@@ -217,7 +217,7 @@ def ground_truth_runs() -> tuple[Run, ...]:
         query = _query(row)
         planning, detailed = _estimates(query)
         runs.append(Run(_gt_id(row), query, int(row["peak_bytes"]), TRACKER, "CPU (fake tensors)",
-                        "bench/ground_truth.py", "", planning, detailed,
+                        "bench/ground_truth.py", row.get("notes", ""), planning, detailed,
                         tuple((k, int(v)) for k, v in row["components"].items())))
     return tuple(runs)
 

@@ -119,13 +119,20 @@ def adapter_state_bytes(optimizer: Optimizer, a: int) -> Fraction:
 STATE_BYTES_FP32: dict[Optimizer, Fraction] = {o: adapter_state_bytes(o, FP32_BYTES) for o in Optimizer}
 
 #: Logits and loss with `loss=full`, per token and vocabulary entry, at the loss's backward
-#: pass (Hugging Face's `ForCausalLMLoss`: logits upcast to FP32, then cross-entropy): the BF16
-#: logits the model returns (2) + the FP32 log-softmax kept for the backward pass (4) + the FP32
-#: gradients of the log-probabilities and of the upcast logits, both alive at once (4 + 4).
-#: Evidence (bench/ground_truth.py, PyTorch MemTracker): a one-layer model with a 128,256-entry
-#: vocabulary peaks at 14.07 bytes per token and vocabulary entry of activations plus
-#: temporaries, LoRA and full alike.
-LOGITS_BYTES = 2 + 4 + 4 + 4
+#: pass (Hugging Face's `ForCausalLMLoss`, transformers loss/loss_utils.py: logits upcast to
+#: FP32, then cross-entropy): the FP32 log-softmax kept for the backward pass (4) + the FP32
+#: gradients of the log-probabilities and of the upcast logits, alive at once (4 + 4). The
+#: BF16 logits the model returns are gone by then: the Trainer's `compute_loss` returns the loss
+#: only (`return (loss, outputs) if return_outputs else loss`, transformers trainer.py), and
+#: torchtune's recipes `del logits` before the backward pass (recipes/full_finetune_single_
+#: device.py `_loss_step`, 1814feb). A loop that keeps the model's output through the backward
+#: pass (`outputs = model(...); outputs.loss.backward()`) holds them too: 2 more.
+#: Evidence (bench/ground_truth.py, PyTorch MemTracker): the knob runs, which drop the output
+#: as the Trainer does, peak at 12 bytes per token and vocabulary entry above the layers'
+#: activations (Llama 3.2 1B, full fine-tuning, length 2048, in-backward step: 3.1 GiB of
+#: activations and temporaries, 0.3 GiB of them the layers'); the earlier runs, which keep the
+#: output (`logits_kept`), at 14.07.
+LOGITS_BYTES = 4 + 4 + 4
 #: `loss=chunked` (torchtune's CEWithChunkedOutputLoss, LitGPT's chunked_cross_entropy), per
 #: token and vocabulary entry, in eager mode (torchtune's stock configs: `compile: False`): the
 #: model returns the BF16 logits in chunks (2); each chunk is upcast and passed to
@@ -171,6 +178,35 @@ STEP_TEMP_BYTES: dict[Optimizer, int] = {
     Optimizer.ADAMW_NO_MASTER: 4,
     Optimizer.ADAMW_BF16: 2,  # for BF16 parameters; FP32 adapters: 4 (moments follow the dtype)
 }
+#: `lora_dropout` (a stack fact, calc/data/stacks.json): torch's dropout in training keeps its
+#: mask for the backward pass, one byte (bool) per element (aten native_dropout returns the
+#: output and a bool mask; its backward multiplies by the mask), and the LoRA A matrix keeps
+#: its input, the dropped copy: in the adapter's dtype. With FP32 adapters (PEFT) the dropped
+#: copy takes the place of the FP32 input copy `adapter_inputs` already counts; with BF16
+#: adapters it is a copy of its own (2). Per input feature of each adapted module and token.
+DROPOUT_MASK_BYTES = 1
+#: `kbit_saves_input` (a stack fact): bitsandbytes before 0.43.2 kept the input of every 4-bit
+#: linear layer (MatMul4Bit: ctx.tensors = (A, B)). A frozen nn.Linear keeps none, so per layer
+#: and token this keeps, in BF16, the attention's normed input (read by q, k and v), the MLP's
+#: normed input (gate and up) and down_proj's input: 2 h + 2 h + 2 ffn (o_proj's input is the
+#: attention output, which SDPA keeps anyway). Evidence: LitGPT's resource tables (bitsandbytes
+#: 0.41.1), Llama 2 7B and 13B, QLoRA minus LoRA at the same settings: 56 and 68 kB per layer
+#: and token, against 38 and 48 kB from this term (the rest: the 4-bit lm_head's dequantized
+#: copies, not modelled).
+KBIT_INPUT_BYTES = 2
+#: The end of the backward pass with tied input and output embeddings (full fine-tuning): the
+#: output layer's gradient, the embedding's and their sum are alive at once while autograd
+#: accumulates the shared weight's gradient: two gradient-sized tensors beyond the gradients.
+#: Evidence: Llama 3.2 1B (tied), full fine-tuning, fused or in-backward step: the peak holds
+#: 1.47 GiB of temporaries = 3 x the 0.49 GiB embedding gradient (calc/data/ground_truth.json).
+TIED_GRAD_COPIES = 2
+#: `kbit_output_layer` (a stack fact): the output layer in NF4, dequantized whole for each use to
+#: its FP16 quantization dtype (2) and copied to BF16 (2) while the loss's buffers and every
+#: activation are alive: per output-layer weight, in `logits`. Evidence: LitGPT's resource
+#: tables (Llama 2 7B and 13B, QLoRA) sit 0.5 and 0.6 GiB above the layers' terms, 4 x the
+#: 131 M and 164 M output weights.
+KBIT_OUTPUT_DEQUANT_BYTES = 2 + 2
+
 #: `act_offload`: both stacks that offload (Unsloth's "unsloth" checkpointing, torchtune's
 #: OffloadActivations) move each checkpointed layer input to the CPU in the forward pass and
 #: bring it back for the recomputation; the GPU holds the one being recomputed and the next one

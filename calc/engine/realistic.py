@@ -9,7 +9,23 @@ stack allocates, term by term. Each knob of the stack adds or removes a named co
   at a time in `gradients`; `fused` adds nothing;
 - `act_offload` (with checkpointing): the checkpointed layer inputs leave `checkpoints` for the
   CPU (`Estimate.cpu_bytes`), but for the layers in flight;
-- `loss`: `logits`.
+- `loss`: `logits`;
+- the stack's facts (calc/data/stacks.json `facts`, no knob): `lora_dropout` (the dropout mask
+  and the dropped copy of each adapted module's input) and `kbit_saves_input` (the inputs the
+  old bitsandbytes 4-bit matmul keeps) -> `activations`, per layer as the layers' own;
+  `kbit_output_layer` (QLoRA): the output layer in NF4 -> `base_weights`, and its dequantized
+  copies at the loss -> `logits`.
+
+The gradients are counted with the activations: with gradient accumulation (calc has no field
+for it; it is how most fine-tuning runs reach their batch size) the previous micro-batches'
+gradients are alive while the next one's activations and loss buffers are. After the loss, the
+end of the backward pass and the optimizer step free the activations: what they hold beyond
+them is counted only where it is larger (`step_temporaries`: foreach's temporaries; in
+`gradients`: the accumulation of a tied embedding's gradient, TIED_GRAD_COPIES). A run that
+steps after every micro-batch allocates its gradients after the loss buffers are freed and
+peaks lower: calc over-estimates it by up to the smaller of the two. With `opt_step=in-backward`
+there is no accumulation (torchtune's recipes refuse it): the one gradient alive comes after the
+loss, and `gradients` holds what it and a tied embedding's accumulation add beyond the freed.
 
 The constants and their evidence are in calc/engine/constants.py; the stacks' values and their
 sources in calc/data/stacks.json.
@@ -21,14 +37,17 @@ from dataclasses import replace
 from fractions import Fraction
 
 from .. import arch as arch_mod
-from ..types import AdapterDtype, Architecture, Loss, Method, OptStep, Optimizer, Quantized, Targets
+from ..types import (AdapterDtype, Architecture, Framework, Loss, Method, OptStep, Optimizer,
+                     Quantized, Targets)
 from .constants import (ACT_BYTES_CKPT, ADAPTER_DTYPE_BYTES, ADAPTER_INPUT_BYTES, ATTN_SCORE_BYTES,
-                        BF16_BYTES, CHUNKED_LOGITS_BYTES, COMPONENTS, FP32_BYTES, FUSED_LOSS_BYTES,
-                        GRAD_BYTES, LOGITS_BYTES, NF4_BYTES_EXACT, NF4_BYTES_EXACT_DQ,
-                        OFFLOAD_RESIDENT_LAYERS, OPTIMIZER_BYTES, OVERHEAD_BYTES,
-                        REALISTIC_COMPONENTS, STATE_BYTES_FP32, STEP_TEMP_BYTES,
+                        BF16_BYTES, CHUNKED_LOGITS_BYTES, COMPONENTS, DROPOUT_MASK_BYTES,
+                        FP32_BYTES, FUSED_LOSS_BYTES, GRAD_BYTES, KBIT_INPUT_BYTES, LOGITS_BYTES,
+                        NF4_BYTES_EXACT, NF4_BYTES_EXACT_DQ, OFFLOAD_RESIDENT_LAYERS,
+                        OPTIMIZER_BYTES, OVERHEAD_BYTES, REALISTIC_COMPONENTS, STATE_BYTES_FP32,
+                        STEP_TEMP_BYTES, TIED_GRAD_COPIES, KBIT_OUTPUT_DEQUANT_BYTES,
                         adapter_state_bytes)
 from .model import Estimate, Inputs
+from .stacks import stack
 from .textbook import (_round, lora_experts, moe_bf16_params, plain_layers, stack_arch,
                        trainable_params)
 
@@ -127,6 +146,48 @@ def adapter_input_bytes_per_token(arch: Architecture, targets: Targets, moe: boo
     return ADAPTER_INPUT_BYTES * sum(m.d_in * m.per_token for m in mods)
 
 
+#: Stacks whose LoRA wraps q, k and v as one fused linear layer with one dropout on its input:
+#: LitGPT (litgpt/lora.py LoRAQKVLinear: after_A = F.linear(self.lora_dropout(x), self.lora_A),
+#: commit 00af8b0d).
+ONE_QKV_DROPOUT = frozenset({Framework.LITGPT})
+_QKV = ("q_proj", "k_proj", "v_proj")
+
+
+def dropout_bytes_per_token(inputs: Inputs, arch: Architecture, moe: bool = False) -> int:
+    """With the stack fact `lora_dropout`: per layer and token, the dropout mask of each adapted
+    module's input (DROPOUT_MASK_BYTES per input feature) and, with BF16 adapters, the dropped
+    copy LoRA's A matrix keeps (with FP32 adapters it replaces the FP32 copy `adapter_inputs`
+    counts). On a stack with one fused q, k, v linear (ONE_QKV_DROPOUT) their shared input has
+    one dropout."""
+    k = inputs.knobs
+    if inputs.method is Method.FULL or not stack(inputs.framework).fact("lora_dropout"):
+        return 0
+    assert k.adapter_dtype is not None
+    per = DROPOUT_MASK_BYTES + (0 if k.adapter_dtype is AdapterDtype.FP32
+                                else ADAPTER_DTYPE_BYTES[k.adapter_dtype.value])
+    mods = arch_mod.lora_modules(_layer(arch, moe), inputs.targets, experts=lora_experts(inputs))
+    features, qkv_seen = 0, False
+    for m in mods:
+        if inputs.framework in ONE_QKV_DROPOUT and m.name in _QKV:
+            if qkv_seen:
+                continue
+            qkv_seen = True
+        features += m.d_in * m.per_token
+    return per * features
+
+
+def kbit_input_bytes_per_token(inputs: Inputs, arch: Architecture, moe: bool = False) -> int:
+    """With the stack fact `kbit_saves_input` (QLoRA on bitsandbytes before 0.43.2): the inputs
+    the 4-bit matmul keeps that nothing else keeps, per layer and token (KBIT_INPUT_BYTES): the
+    two normed layer inputs and down_proj's input. A mixture-of-experts layer's experts are not
+    4-bit linear layers in calc's layout: its attention's input only."""
+    if inputs.method is not Method.QLORA or not stack(inputs.framework).fact("kbit_saves_input"):
+        return 0
+    if moe:
+        return KBIT_INPUT_BYTES * arch.hidden
+    return KBIT_INPUT_BYTES * (2 * arch.hidden + arch.ffn)
+
+
 def largest_trainable_tensor(inputs: Inputs) -> int:
     """Elements of the largest trainable tensor: what `opt_step=in-backward` keeps of the
     gradients (each one is stepped and freed as soon as it is complete). Fused 3-D experts are
@@ -181,11 +242,15 @@ def estimate_realistic(inputs: Inputs) -> Estimate:
     t = trainable_params(inputs)
     tokens = inputs.seq * inputs.batch
     parts: dict[str, int] = {}
+    kbit_head = False
 
     # model states
     if method is Method.QLORA:
         assert k.quantized is not None
         keep = unquantized_params(arch, k.quantized, inputs.targets, lora_experts(inputs))
+        kbit_head = stack(inputs.framework).fact("kbit_output_layer") and not arch.tied
+        if kbit_head:  # the output layer in NF4 too (stacks.json facts)
+            keep -= arch.vocab * arch.hidden
         nf4 = NF4_BYTES_EXACT_DQ if inputs.dquant else NF4_BYTES_EXACT
         parts["base_weights"] = _round(nf4 * (arch.params - keep)) + keep * BF16_BYTES
         if k.kbit_upcast:  # prepare_model_for_kbit_training: BF16 -> FP32
@@ -200,14 +265,15 @@ def estimate_realistic(inputs: Inputs) -> Estimate:
         param_bytes = ADAPTER_DTYPE_BYTES[k.adapter_dtype.value]
         parts["adapter_weights"] = t * param_bytes
         optimizer = _round(adapter_state_bytes(inputs.optimizer, param_bytes) * t)
-    grads_alive = largest_trainable_tensor(inputs) if k.opt_step is OptStep.IN_BACKWARD else t
-    parts["gradients"] = grads_alive * param_bytes
+    grads = (largest_trainable_tensor(inputs) if k.opt_step is OptStep.IN_BACKWARD else t) * param_bytes
     parts["optimizer"] = optimizer
 
     # what the forward pass keeps for the backward pass
     kinds = _layer_kinds(arch)  # dense and mixture-of-experts layers
     fp32_copies = method is not Method.FULL and k.adapter_dtype is AdapterDtype.FP32
-    per_kind = [(n, layer_activation_bytes_per_token(arch, inputs.seq, inputs.flash, moe) * tokens,
+    per_kind = [(n, (layer_activation_bytes_per_token(arch, inputs.seq, inputs.flash, moe)
+                     + dropout_bytes_per_token(inputs, arch, moe)
+                     + kbit_input_bytes_per_token(inputs, arch, moe)) * tokens,
                  adapter_input_bytes_per_token(arch, inputs.targets, moe, lora_experts(inputs)) * tokens
                  if fp32_copies else 0) for moe, n in kinds]
     cpu = 0
@@ -225,12 +291,24 @@ def estimate_realistic(inputs: Inputs) -> Estimate:
     parts["activations"] = acts
     parts["adapter_inputs"] = inputs_copies
     parts["logits"] = logits_bytes(k.loss, arch, tokens)
+    if method is Method.QLORA and kbit_head:  # its FP16 and BF16 dequantized copies
+        parts["logits"] += KBIT_OUTPUT_DEQUANT_BYTES * arch.vocab * arch.hidden
 
-    # the optimizer step: its temporaries, when they exceed what the backward pass has freed
+    # after the loss: what the end of the backward pass and the optimizer step hold beyond
+    # the activations they free (module docstring)
+    freed = sum(parts.get(n, 0) for n in ("checkpoints", "activations", "adapter_inputs", "logits"))
+    tied = TIED_GRAD_COPIES * arch.vocab * arch.hidden * param_bytes \
+        if method is Method.FULL and arch.tied else 0
+    step = step_temp_per_param(inputs.optimizer, param_bytes) * t \
+        if k.opt_step is OptStep.FOREACH else 0
+    if k.opt_step is OptStep.IN_BACKWARD:
+        # no accumulation possible (torchtune refuses optimizer_in_bwd with it): the one
+        # gradient alive and a tied embedding's accumulation come after the loss buffers
+        parts["gradients"] = max(0, grads + tied - freed)
+    else:
+        parts["gradients"] = grads + max(0, tied - freed)
     if k.opt_step is OptStep.FOREACH:
-        step = step_temp_per_param(inputs.optimizer, param_bytes) * t
-        freed = sum(parts.get(n, 0) for n in ("checkpoints", "activations", "adapter_inputs", "logits"))
-        parts["step_temporaries"] = max(0, step - freed)
+        parts["step_temporaries"] = max(0, step - max(freed, tied))
     parts["overhead"] = OVERHEAD_BYTES
 
     components = tuple((n, parts[n]) for n in REALISTIC_COMPONENTS

@@ -29,6 +29,13 @@ KNOB_TYPES: dict[str, type] = {
     "kbit_upcast": bool,
 }
 KNOBS = tuple(KNOB_TYPES)
+#: Facts of a stack's own code that shape what a step keeps but that no knob chooses (stacks.json
+#: `facts`, each with its source; see `_about.facts` there): `lora_dropout` (its LoRA layers
+#: apply dropout with p > 0: a mask and the dropped copy are kept), `kbit_saves_input` (its
+#: bitsandbytes 4-bit matmul keeps every input for the backward pass: before bitsandbytes
+#: 0.43.2) and `kbit_output_layer` (its 4-bit path quantizes the output layer too and
+#: dequantizes it whole, through FP16, for each use). A stack that states none has none.
+FACTS = ("lora_dropout", "kbit_saves_input", "kbit_output_layer")
 #: What a code citation must say; a paper citation names the paper instead of a repository.
 SOURCE_KEYS = ("repo", "version", "path", "where", "says")
 
@@ -58,6 +65,13 @@ class Stack:
     notes: str
     settings: tuple[tuple[str, Setting], ...]  # knob -> the value for every method
     by_method: tuple[tuple[str, Method, Setting], ...]  # overrides for one method
+    facts: tuple[tuple[str, Setting], ...] = ()  # FACTS -> value and source
+
+    def fact(self, name: str) -> bool:
+        """A fact of the stack's code (FACTS); False where the stack states none."""
+        if name not in FACTS:
+            raise KeyError(name)
+        return bool(dict(self.facts)[name].value) if name in dict(self.facts) else False
 
     def setting(self, knob: str, method: Method) -> Setting:
         for name, m, s in self.by_method:
@@ -125,6 +139,23 @@ def _setting(knob: str, raw: Any, where: str) -> Setting:
     return Setting(_value(knob, raw["value"], where), _source(raw.get("source"), f"{where}.{knob}"))
 
 
+def _facts(raw: Any, where: str) -> tuple[tuple[str, Setting], ...]:
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"stacks.json: {where}: facts must be an object")
+    unknown = [k for k in raw if k not in FACTS]
+    if unknown:
+        raise ValueError(f"stacks.json: {where}: unknown facts {unknown}")
+    out = []
+    for name in FACTS:
+        if name not in raw:
+            continue
+        body = raw[name]
+        if not isinstance(body, Mapping) or not isinstance(body.get("value"), bool):
+            raise ValueError(f"stacks.json: {where}: fact {name} must be true or false")
+        out.append((name, Setting(body["value"], _source(body.get("source"), f"{where}.facts.{name}"))))
+    return tuple(out)
+
+
 def parse_stacks(doc: Mapping[str, Any]) -> dict[Framework, Stack]:
     """The stacks of a stacks.json document, checked. Raises ValueError naming what is wrong."""
     raw = doc.get("stacks")
@@ -149,7 +180,7 @@ def parse_stacks(doc: Mapping[str, Any]) -> dict[Framework, Stack]:
         if not str(body.get("name", "")).strip():
             raise ValueError(f"stacks.json: {fid}: no name")
         out[framework] = Stack(framework, body["name"], body.get("notes", ""), tuple(settings),
-                               tuple(by_method))
+                               tuple(by_method), _facts(body.get("facts", {}), fid))
     if set(out) != set(Framework):
         raise ValueError(f"stacks.json: stacks {sorted(f.value for f in set(Framework) - set(out))} missing")
     if doc.get("default") != Framework.HF.value:
