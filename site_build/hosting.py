@@ -55,6 +55,8 @@ def finish_site(site: Path) -> None:
     from calc.i18n import DEFAULT_LOCALE, LOCALES
 
     write_host_files(site, LOCALES, DEFAULT_LOCALE)
+    # the service worker's source as mkdocs copied it (the filled one is /sw.js, runtime.py)
+    (site / "assets" / "calc" / "sw.js").unlink(missing_ok=True)
     precompress(site, Path(__file__).resolve().parent.parent)
 
 

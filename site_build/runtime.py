@@ -5,7 +5,12 @@ wheel of `calc` built from pyproject.toml into `assets/calc/` (named in
 (`make_snapshot.mjs` under Node; `assets/calc/snapshot.bin`, named in the manifest), which the
 worker restores instead of booting Python. The snapshot is kept in `.cache/snapshot/` (or
 $CALC_SNAPSHOT_CACHE), keyed by the runtime files, the wheel and the script, so unchanged inputs
-are not snapshotted again."""
+are not snapshotted again.
+
+The service worker (docs/assets/calc/sw.js) is written to the site's root as /sw.js (its scope
+the whole site, no Service-Worker-Allowed header needed), with this build's id (`build` in the
+manifest too) and the files it caches; the unfilled copy mkdocs puts under assets/calc/ is
+removed by site_build/hosting.py once every language is built."""
 
 from __future__ import annotations
 
@@ -43,6 +48,7 @@ def ship_runtime(config) -> None:
     copy_pyodide(ROOT / "node_modules" / "pyodide", site_dir / "assets" / "pyodide")
     wheel = build_wheel(ROOT, site_dir / "assets" / "calc")
     build_snapshot(site_dir / "assets" / "pyodide", wheel, site_dir / "assets" / "calc")
+    write_service_worker(site_dir)
 
 
 # Pyodide's runtime files into `dest` (unchanged ones are not copied again).
@@ -175,3 +181,43 @@ def build_snapshot(pyodide_dir: Path, wheel: Path, dest: Path) -> Path:
                      "files": download_sizes(pyodide_dir, wheel, target)})
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return target
+
+
+#: The service worker's source (the build writes it to the site's root, filled in).
+SW_SOURCE = ROOT / "docs" / "assets" / "calc" / "sw.js"
+SW_NAME = "sw.js"
+SW_PLACEHOLDER = 'const BUILD = { id: "dev", runtime: [], scripts: [] }; // replaced by the build'
+#: The calculator's own files, cached by the service worker for offline use (served from the
+#: network while online, so a new page script is never held back).
+SW_SCRIPTS = ("assets/calc/page.js", "assets/calc/messages.js", "assets/calc/copy.js",
+              "assets/calc/offline.js",
+              "assets/calc/worker.js", "assets/calc/net.js", "assets/calc/calc.css")
+
+
+def write_service_worker(site_dir: Path) -> Path:
+    """/sw.js with this build's id and files; the id (SHA-256 over the manifest, the runtime
+    files, the calculator's scripts and the worker's source) also goes into the manifest as
+    `build`, which the service worker compares with the server's before it answers from its
+    cache."""
+    calc_dir = site_dir / "assets" / "calc"
+    manifest_path = calc_dir / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest.pop("build", None)
+    runtime = sorted({f"assets/calc/{p}" if not p.startswith("../")
+                      else "assets/" + p[len("../"):] for p in manifest.get("files", {})}
+                     | {"assets/calc/manifest.json"})
+    source = SW_SOURCE.read_text(encoding="utf-8")
+    if SW_PLACEHOLDER not in source:
+        raise fail(f"{SW_SOURCE} lacks its build line: {SW_PLACEHOLDER}")
+    h = hashlib.sha256(json.dumps(manifest, sort_keys=True).encode())
+    for rel in [p for p in runtime if not p.endswith("manifest.json")] + list(SW_SCRIPTS):
+        h.update(rel.encode())
+        h.update(hashlib.sha256((site_dir / rel).read_bytes()).digest())
+    h.update(source.encode())
+    build = h.hexdigest()[:16]
+    manifest["build"] = build
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    filled = json.dumps({"id": build, "runtime": runtime, "scripts": list(SW_SCRIPTS)})
+    out = site_dir / SW_NAME
+    out.write_text(source.replace(SW_PLACEHOLDER, f"const BUILD = {filled};"), encoding="utf-8")
+    return out
