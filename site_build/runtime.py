@@ -37,6 +37,8 @@ PYODIDE_FILES = (
 #: The memory snapshot the worker restores (assets/calc/SNAPSHOT_NAME, named in the manifest).
 SNAPSHOT_NAME = "snapshot.bin"
 SNAPSHOT_SCRIPT = ROOT / "make_snapshot.mjs"
+#: The snapshot's delta against the .wasm's data (imported by the script and by the worker).
+SNAPSHOT_DELTA = ROOT / "docs" / "assets" / "calc" / "delta.mjs"
 
 
 # Once per full build (the default language is built first, then static-i18n builds the
@@ -127,8 +129,9 @@ def build_wheel(root: Path, dest: Path) -> Path:
 # The snapshot's cache key: SHA-256 over the script, the runtime files and the wheel.
 def _snapshot_key(pyodide_dir: Path, wheel: Path) -> str:
     h = hashlib.sha256()
-    for p in (SNAPSHOT_SCRIPT, pyodide_dir / "pyodide.asm.wasm", pyodide_dir / "pyodide.asm.mjs",
-              pyodide_dir / "pyodide.mjs", pyodide_dir / "python_stdlib.zip", wheel):
+    for p in (SNAPSHOT_SCRIPT, SNAPSHOT_DELTA, pyodide_dir / "pyodide.asm.wasm",
+              pyodide_dir / "pyodide.asm.mjs", pyodide_dir / "pyodide.mjs",
+              pyodide_dir / "python_stdlib.zip", wheel):
         h.update(p.name.encode())
         h.update(hashlib.sha256(p.read_bytes()).digest())
     return h.hexdigest()
@@ -152,8 +155,9 @@ def download_sizes(pyodide_dir: Path, wheel: Path, snapshot: Path) -> dict[str, 
 
 def build_snapshot(pyodide_dir: Path, wheel: Path, dest: Path) -> Path:
     """Pyodide's memory with calc imported and warmed up, made by Node (`make_snapshot.mjs`),
-    cached by the hash of its inputs; named in dest/manifest.json (`snapshot`, its size and
-    SHA-256)."""
+    cached by the hash of its inputs (with the script's OUT.json beside it); named in
+    dest/manifest.json (`snapshot`, its size and SHA-256 as shipped, `snapshot_delta`: the
+    range written as a delta against the runtime's own data, which worker.js undoes)."""
     cache = Path(os.environ.get("CALC_SNAPSHOT_CACHE") or ROOT / ".cache" / "snapshot")
     key = _snapshot_key(pyodide_dir, wheel)
     cached = cache / f"{key}.bin"
@@ -165,12 +169,16 @@ def build_snapshot(pyodide_dir: Path, wheel: Path, dest: Path) -> Path:
         tmp = cache / f"{key}.tmp"
         proc = subprocess.run([node, str(SNAPSHOT_SCRIPT), str(pyodide_dir), str(wheel), str(tmp)],
                               capture_output=True, text=True)
-        if proc.returncode != 0 or not tmp.is_file():
+        tmp_delta = tmp.with_name(tmp.name + ".json")
+        if proc.returncode != 0 or not tmp.is_file() or not tmp_delta.is_file():
             tmp.unlink(missing_ok=True)
+            tmp_delta.unlink(missing_ok=True)
             raise fail(f"making the Pyodide snapshot failed:\n{proc.stdout}\n{proc.stderr}")
-        for old in cache.glob("*.bin"):
+        for old in [*cache.glob("*.bin"), *cache.glob("*.bin.json")]:
             old.unlink()  # one snapshot is kept: the current one
+        tmp_delta.replace(cached.with_name(cached.name + ".json"))
         tmp.replace(cached)
+    delta = json.loads(cached.with_name(cached.name + ".json").read_text(encoding="utf-8"))
     target = dest / SNAPSHOT_NAME
     shutil.copyfile(cached, target)
     data = target.read_bytes()
@@ -178,6 +186,7 @@ def build_snapshot(pyodide_dir: Path, wheel: Path, dest: Path) -> Path:
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     manifest.update({"snapshot": SNAPSHOT_NAME, "snapshot_size": len(data),
                      "snapshot_sha256": hashlib.sha256(data).hexdigest(),
+                     "snapshot_delta": delta,
                      "files": download_sizes(pyodide_dir, wheel, target)})
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return target
@@ -191,7 +200,8 @@ SW_PLACEHOLDER = 'const BUILD = { id: "dev", runtime: [], scripts: [] }; // repl
 #: network while online, so a new page script is never held back).
 SW_SCRIPTS = ("assets/calc/page.js", "assets/calc/messages.js", "assets/calc/copy.js",
               "assets/calc/offline.js",
-              "assets/calc/worker.js", "assets/calc/net.js", "assets/calc/calc.css")
+              "assets/calc/worker.js", "assets/calc/net.js", "assets/calc/delta.mjs",
+              "assets/calc/calc.css")
 
 
 def write_service_worker(site_dir: Path) -> Path:
