@@ -116,8 +116,9 @@ def report_lines(net: dict) -> list[str]:
              "calculator's first live result, or the bare boot's `loadPyodide` resolved) and the "
              "bytes transferred before live, medians of the repetitions. \"bare\" is "
              "`loadPyodide` alone on the same files; \"calculator (before)\", where present, is "
-             "the same build with the page scripts of the commit before this change (the "
-             "standard library downloaded before live).", "",
+             "the same build with the page scripts (docs/assets/calc/*.js) of the commit named "
+             "by `--before-ref`. Warm: a second visit in the same browser context (HTTP cache, "
+             "and the service worker's cache once it is registered). Bytes in MiB.", "",
              "| profile | what | cold: live | cold: bytes before live | warm: live | "
              "warm: bytes before live | cold live / bare |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
