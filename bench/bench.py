@@ -287,7 +287,8 @@ def lighthouse_once(cli: Path, url: str, path: Path) -> dict | str:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def lighthouse(base: str, out_dir: Path, runs: int) -> list[dict]:
+def lighthouse(base: str, out_dir: Path, runs: int,
+               pages: tuple[str, ...] = LIGHTHOUSE_PAGES) -> list[dict]:
     """Every page `runs` times; the run with the median performance score is reported (as
     Lighthouse's documentation advises against single runs on a noisy machine)."""
     cli = BENCH / "node_modules" / "lighthouse" / "cli" / "index.js"
@@ -295,7 +296,7 @@ def lighthouse(base: str, out_dir: Path, runs: int) -> list[dict]:
         sys.exit("bench: Lighthouse is not installed (npm ci --prefix bench)")
     rows = []
     for locale in LOCALES:
-        for name in LIGHTHOUSE_PAGES:
+        for name in pages:
             url = url_of(base, locale, name)
             reports, error = [], ""
             for i in range(runs):
@@ -377,6 +378,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-lighthouse", action="store_true")
     ap.add_argument("--lh-runs", type=int, default=3,
                     help="Lighthouse runs per page; the median one is reported (default 3)")
+    ap.add_argument("--lh-pages", help="Lighthouse only on these pages (comma-separated, "
+                    "\"home\" for the home page); default every page of every locale")
     ap.add_argument("--out", default=str(ROOT / "BENCHMARKS.md"))
     ap.add_argument("--json", default=str(BENCH / "results.json"))
     ap.add_argument("--network-only", action="store_true",
@@ -446,7 +449,9 @@ def main(argv: list[str] | None = None) -> int:
                 results["lighthouse"] = []
             else:
                 log("Lighthouse ...")
-                results["lighthouse"] = lighthouse(base, work, max(1, args.lh_runs))
+                pages = LIGHTHOUSE_PAGES if not args.lh_pages else tuple(
+                    "" if p.strip() == "home" else p.strip() for p in args.lh_pages.split(","))
+                results["lighthouse"] = lighthouse(base, work, max(1, args.lh_runs), pages)
                 results["load"]["lighthouse"] = os.getloadavg()[0]
         finally:
             server.shutdown()
