@@ -51,6 +51,10 @@ async function fetchOk(url, what) {
 }
 
 const manifestPromise = (async () => (await fetchOk(manifestURL, "manifest")).json())();
+// The sizes to check, as soon as the manifest is there: before the wheel's request starts
+// (its continuation below is registered later), not once the runtime's modules are in too.
+manifestPromise.then((m) => downloads.expect(m, manifestURL, typeof m.snapshot === "string"),
+                     () => {});
 
 // The wheel is fetched while the runtime boots.
 async function fetchWheel() {
