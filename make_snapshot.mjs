@@ -9,10 +9,15 @@
 // snapshot of another build (build id check) and the worker then boots the ordinary way.
 // The snapshot is the memory only: the files (standard library, the calc wheel) are installed
 // again on every load, as usual.
+//
+// Delta against the WebAssembly's own data (docs/assets/calc/delta.mjs): the range of the
+// module's static data is written XORed with its data segments, which the reader has in the
+// .wasm already: a smaller download. OUT.json holds the manifest's `snapshot_delta`.
 
 import { readFileSync, writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import path from "node:path";
+import { encode } from "./docs/assets/calc/delta.mjs";
 
 const [pyodideDir, wheelPath, outPath] = process.argv.slice(2);
 if (!pyodideDir || !wheelPath || !outPath) {
@@ -39,5 +44,8 @@ calc.render.prime()
 gc.collect()
 `);
 const snapshot = pyodide.makeMemorySnapshot();
+
+const delta = encode(snapshot, new Uint8Array(readFileSync(path.join(pyodideDir, "pyodide.asm.wasm"))));
 writeFileSync(outPath, snapshot);
-console.log(`snapshot: ${snapshot.length} bytes -> ${outPath}`);
+writeFileSync(outPath + ".json", JSON.stringify(delta) + "\n");
+console.log(`snapshot: ${snapshot.length} bytes -> ${outPath} (delta ${delta.from}-${delta.to})`);

@@ -4,8 +4,12 @@ calculators need: Pyodide hangs forever when `.wasm` is not `application/wasm`, 
 scripts (`.mjs`, the worker) must be JavaScript. Unknown paths get the 404 page of their
 locale (`/fa/...` -> `/fa/404.html`).
 
-Like a real static host it compresses: text types and `.wasm` are sent gzip-encoded to clients
-that accept it (compressed once per file version and kept in memory), archives as they are.
+Like a real static host it compresses: where the build wrote `<file>.br` or `<file>.gz` beside
+a file (site_build/hosting.py), a client that accepts Brotli or gzip gets those bytes as they
+are (what nginx's `brotli_static` / `gzip_static` do; a sibling older than its file is not
+used); other text types and `.wasm` are gzip-encoded here (once per file version, kept in
+memory); archives go as they are. `--no-precompressed` serves gzip only (the measurements of
+what Brotli changes).
 Every response has an ETag (size and modification time), and a conditional request for an
 unchanged file gets 304 Not Modified: `Cache-Control: no-cache` makes browsers revalidate, so a
 rebuilt site shows up on reload while a warm visit downloads nothing again.
@@ -57,6 +61,8 @@ LOCALE_DIRS = frozenset(LOCALES) - {DEFAULT_LOCALE}
 COMPRESSIBLE = frozenset({".wasm", ".mjs", ".js", ".json", ".map", ".css", ".html", ".xml",
                           ".svg", ".txt", ".bin"})
 MIN_COMPRESS = 512  # bytes: smaller bodies go as they are
+#: The build's precompressed siblings, best first: (Accept-Encoding token, file suffix).
+PRECOMPRESSED = (("br", ".br"), ("gzip", ".gz"))
 
 #: Added to the page's own policy in the header (ignored in a <meta> policy): no framing.
 FRAME_ANCESTORS = "frame-ancestors 'none'"
@@ -105,6 +111,24 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
     timeout = 30  # seconds an idle connection is kept
     #: The HTML file whose policy this response carries (None: the home page's).
     csp_page: str | None = None
+    #: Send the build's `.br`/`.gz` siblings to clients that accept them.
+    precompressed = True
+
+    def _sibling(self, path: str, st: os.stat_result, accepted: list[str]):
+        """(encoding, sibling path, its stat) of the best precompressed file the client
+        accepts, or None (none, or older than the file itself: a stale sibling)."""
+        if not self.precompressed:
+            return None
+        for token, suffix in PRECOMPRESSED:
+            if token not in accepted:
+                continue
+            try:
+                sib = os.stat(path + suffix)
+            except OSError:
+                continue
+            if sib.st_mtime_ns >= st.st_mtime_ns:
+                return token, path + suffix, sib
+        return None
 
     def end_headers(self) -> None:
         # Revalidate every time (ETag, 304): a rebuilt site (new wheel, new figures) shows up
@@ -138,9 +162,13 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         ctype = self.guess_type(path)
         ext = os.path.splitext(path)[1].lower()
         accepts = self.headers.get("Accept-Encoding", "")
-        encode = (ext in COMPRESSIBLE and st.st_size >= MIN_COMPRESS
-                  and "gzip" in [a.split(";")[0].strip() for a in accepts.split(",")])
-        if encode:
+        accepted = [a.split(";")[0].strip() for a in accepts.split(",")]
+        sibling = self._sibling(path, st, accepted) if ext in COMPRESSIBLE else None
+        encode = (sibling is None and ext in COMPRESSIBLE and st.st_size >= MIN_COMPRESS
+                  and "gzip" in accepted)
+        if sibling:
+            etag = etag[:-1] + ('-br"' if sibling[0] == "br" else '-gz"')
+        elif encode:
             etag = etag[:-1] + '-gz"'
         inm = self.headers.get("If-None-Match")
         if inm and etag in [t.strip() for t in inm.split(",")]:
@@ -150,9 +178,12 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
                 self.send_header("Vary", "Accept-Encoding")
             self.end_headers()
             return None
-        if encode:
+        if sibling:
+            f: io.BufferedIOBase = open(sibling[1], "rb")  # noqa: SIM115 - closed by the caller
+            length = sibling[2].st_size
+        elif encode:
             body = gzipped(path, stamp)
-            f: io.BufferedIOBase = io.BytesIO(body)
+            f = io.BytesIO(body)
             length = len(body)
         else:
             f = open(path, "rb")  # noqa: SIM115 - closed by the caller (copyfile)
@@ -162,7 +193,9 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         self.send_header("Content-Length", str(length))
         self.send_header("Last-Modified", email.utils.formatdate(st.st_mtime, usegmt=True))
         self.send_header("ETag", etag)
-        if encode:
+        if sibling:
+            self.send_header("Content-Encoding", sibling[0])
+        elif encode:
             self.send_header("Content-Encoding", "gzip")
         if ext in COMPRESSIBLE:
             self.send_header("Vary", "Accept-Encoding")
@@ -209,9 +242,12 @@ class SiteServer(http.server.ThreadingHTTPServer):
 
 
 def make_server(directory: str | Path, host: str = "127.0.0.1", port: int = 8000,
-                quiet: bool = False) -> http.server.ThreadingHTTPServer:
-    """An HTTP server for `directory` (port 0: any free port); call serve_forever()."""
-    handler = functools.partial(SiteHandler, directory=str(directory))
+                quiet: bool = False, precompressed: bool = True) -> http.server.ThreadingHTTPServer:
+    """An HTTP server for `directory` (port 0: any free port); call serve_forever().
+    precompressed=False: gzip on the fly only (the build's `.br`/`.gz` files are not sent)."""
+    handler_class = SiteHandler if precompressed else type(
+        "GzipOnlyHandler", (SiteHandler,), {"precompressed": False})
+    handler = functools.partial(handler_class, directory=str(directory))
     server = SiteServer((host, port), handler)
     server.quiet = quiet  # type: ignore[attr-defined]
     return server
@@ -231,13 +267,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", default="site", help="built site (default: site)")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--no-precompressed", action="store_true",
+                        help="gzip on the fly only, never the build's .br/.gz files")
     args = parser.parse_args(argv)
     directory = Path(args.dir)
     if not (directory / "index.html").is_file():
         print(f"serve.py: {directory}/index.html not found; build the site first (make site)",
               file=sys.stderr)
         return 1
-    server = make_server(directory, args.host, args.port)
+    server = make_server(directory, args.host, args.port,
+                         precompressed=not args.no_precompressed)
     print(f"Serving {directory}/ at http://{args.host}:{args.port}/ (Ctrl+C stops)", flush=True)
     try:
         server.serve_forever()

@@ -236,13 +236,14 @@ def transfer(browser, base: str) -> list[dict]:
         for name in PAGES:
             ctx = browser.new_context()
             ctx.add_init_script(INIT_JS)
-            sizes: list[tuple[str, int, bool]] = []
+            requests: list = []
             lock = threading.Lock()
-            mark = {"ready": False}
 
-            def finished(request, sizes=sizes, mark=mark):
+            # noted only: a request's sizes asked for inside the event handler deadlock the
+            # sync API's dispatcher (network.py); read after the page is done
+            def finished(request, requests=requests):
                 with lock:
-                    sizes.append((request.url, transferred(request), mark["ready"]))
+                    requests.append(request)
 
             ctx.on("requestfinished", finished)
             page = ctx.new_page()
@@ -255,10 +256,10 @@ def transfer(browser, base: str) -> list[dict]:
                 page.wait_for_load_state("networkidle", timeout=TIMEOUT_MS)
                 page.wait_for_timeout(500)
                 with lock:
-                    got = list(sizes)
-                page_bytes = sum(n for u, n, _ in got if not is_runtime(u))
-                runtime = sum(n for u, n, _ in got if is_runtime(u))
-                runtime_files = sorted({u.rsplit("/", 1)[-1] for u, _, _ in got if is_runtime(u)})
+                    got = [(r.url, transferred(r)) for r in requests]
+                page_bytes = sum(n for u, n in got if not is_runtime(u))
+                runtime = sum(n for u, n in got if is_runtime(u))
+                runtime_files = sorted({u.rsplit("/", 1)[-1] for u, _ in got if is_runtime(u)})
                 rows.append({"locale": locale, "page": name or "(home)", "widget": widget,
                              "page_bytes": page_bytes, "runtime_bytes": runtime,
                              "total": page_bytes + runtime, "requests": len(got),
@@ -286,7 +287,8 @@ def lighthouse_once(cli: Path, url: str, path: Path) -> dict | str:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def lighthouse(base: str, out_dir: Path, runs: int) -> list[dict]:
+def lighthouse(base: str, out_dir: Path, runs: int,
+               pages: tuple[str, ...] = LIGHTHOUSE_PAGES) -> list[dict]:
     """Every page `runs` times; the run with the median performance score is reported (as
     Lighthouse's documentation advises against single runs on a noisy machine)."""
     cli = BENCH / "node_modules" / "lighthouse" / "cli" / "index.js"
@@ -294,7 +296,7 @@ def lighthouse(base: str, out_dir: Path, runs: int) -> list[dict]:
         sys.exit("bench: Lighthouse is not installed (npm ci --prefix bench)")
     rows = []
     for locale in LOCALES:
-        for name in LIGHTHOUSE_PAGES:
+        for name in pages:
             url = url_of(base, locale, name)
             reports, error = [], ""
             for i in range(runs):
@@ -376,6 +378,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-lighthouse", action="store_true")
     ap.add_argument("--lh-runs", type=int, default=3,
                     help="Lighthouse runs per page; the median one is reported (default 3)")
+    ap.add_argument("--lh-pages", help="Lighthouse only on these pages (comma-separated, "
+                    "\"home\" for the home page); default every page of every locale")
     ap.add_argument("--out", default=str(ROOT / "BENCHMARKS.md"))
     ap.add_argument("--json", default=str(BENCH / "results.json"))
     ap.add_argument("--network-only", action="store_true",
@@ -383,6 +387,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--site", help="a built site to measure instead of building one")
     ap.add_argument("--before-ref", help="also measure the page scripts of this git ref "
                     "(docs/assets/calc/*.js) on the same build, as \"calculator (before)\"")
+    ap.add_argument("--profiles", help="--network-only: the throttled profiles whose name "
+                    "contains this (e.g. \"fast\"); default all")
+    ap.add_argument("--gzip-only-too", action="store_true",
+                    help="--network-only: also the same build from a server that sends gzip "
+                    "only (no .br), as \"(gzip only)\"")
     ap.add_argument("--report-only", action="store_true",
                     help="write --out again from the figures in --json, measuring nothing")
     args = ap.parse_args(argv)
@@ -440,7 +449,9 @@ def main(argv: list[str] | None = None) -> int:
                 results["lighthouse"] = []
             else:
                 log("Lighthouse ...")
-                results["lighthouse"] = lighthouse(base, work, max(1, args.lh_runs))
+                pages = LIGHTHOUSE_PAGES if not args.lh_pages else tuple(
+                    "" if p.strip() == "home" else p.strip() for p in args.lh_pages.split(","))
+                results["lighthouse"] = lighthouse(base, work, max(1, args.lh_runs), pages)
                 results["load"]["lighthouse"] = os.getloadavg()[0]
         finally:
             server.shutdown()

@@ -50,12 +50,15 @@ def transferred(request) -> int:
 
 def _visit(context, url: str, profile: dict) -> dict:
     page = context.new_page()
-    sizes: list[tuple[float, int]] = []
+    finished_at: list[tuple[float, object]] = []
     lock = threading.Lock()
 
+    # Only noted here: asking a request for its sizes inside Playwright's event handler
+    # deadlocks the sync API's dispatcher (the page's later requests never finish); the sizes
+    # are read once the visit is live.
     def finished(request):
         with lock:
-            sizes.append((time.perf_counter(), transferred(request)))
+            finished_at.append((time.perf_counter(), request))
 
     context.on("requestfinished", finished)
     try:
@@ -68,17 +71,22 @@ def _visit(context, url: str, profile: dict) -> dict:
                               "document.documentElement).dataset.state")
         page.wait_for_timeout(300)  # requests finishing in the same moment
         with lock:
-            before = sum(n for t, n in sizes if t <= live + 0.05)
+            done = list(finished_at)
+        before = sum(transferred(r) for t, r in done if t <= live + 0.05)
         return {"live_ms": (live - t0) * 1000, "bytes_before_live": before, "state": state}
     finally:
         context.remove_listener("requestfinished", finished)
         page.close()
 
 
-def network_profiles(browser, sites: dict[str, str], reps: int, log) -> dict:
-    """{profile: {kind: {"cold": [visit...], "warm": [visit...]}}}; `sites` {kind: url}."""
+def network_profiles(browser, sites: dict[str, str], reps: int, log,
+                     only: str | None = None) -> dict:
+    """{profile: {kind: {"cold": [visit...], "warm": [visit...]}}}; `sites` {kind: url};
+    `only`: the profiles whose name contains it."""
     out: dict = {}
     for name, profile in PROFILES.items():
+        if only and only not in name:
+            continue
         out[name] = {"profile": profile, "kinds": {k: {"cold": [], "warm": []} for k in sites}}
         for rep in range(reps):
             kinds = list(sites) if rep % 2 == 0 else list(reversed(sites))
@@ -102,12 +110,15 @@ def report_lines(net: dict) -> list[str]:
 
     lines = ["## 7. Throttled networks", "",
              "Chromium's network emulation (CDP `Network.emulateNetworkConditions`) on the page "
-             "and its workers; served by `serve.py` (gzip). Time from navigation to live (the "
+             "and its workers; served by `serve.py` (the build's precompressed `.br` files to a "
+             "client that accepts Brotli, gzip otherwise; \"(gzip only)\": the same files from "
+             "a server that sends gzip only). Time from navigation to live (the "
              "calculator's first live result, or the bare boot's `loadPyodide` resolved) and the "
              "bytes transferred before live, medians of the repetitions. \"bare\" is "
              "`loadPyodide` alone on the same files; \"calculator (before)\", where present, is "
-             "the same build with the page scripts of the commit before this change (the "
-             "standard library downloaded before live).", "",
+             "the same build with the page scripts (docs/assets/calc/*.js) of the commit named "
+             "by `--before-ref`. Warm: a second visit in the same browser context (HTTP cache, "
+             "and the service worker's cache once it is registered). Bytes in MiB.", "",
              "| profile | what | cold: live | cold: bytes before live | warm: live | "
              "warm: bytes before live | cold live / bare |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
@@ -164,20 +175,31 @@ def network_main(args) -> int:
                 (old / name).write_text(text, encoding="utf-8")
             sites["calculator (before)"] = base + "calculator-before/"
         sites["bare"] = base + "assets/bench/bare.html"
-        server = make_server(site, "127.0.0.1", port, quiet=True)
-        server.handle_error = lambda request, address: None
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers = [make_server(site, "127.0.0.1", port, quiet=True)]
+        if args.gzip_only_too:  # the same files from a server that sends no .br (gzip only)
+            gz_port = free_port()
+            servers.append(make_server(site, "127.0.0.1", gz_port, quiet=True,
+                                       precompressed=False))
+            gz_base = f"http://127.0.0.1:{gz_port}/"
+            sites["calculator (gzip only)"] = url_of(gz_base, "en", "calculator")
+            sites["bare (gzip only)"] = gz_base + "assets/bench/bare.html"
+        for server in servers:
+            server.handle_error = lambda request, address: None
+            threading.Thread(target=server.serve_forever, daemon=True).start()
         warm_server(base, site)
+        if args.gzip_only_too:
+            warm_server(gz_base, site)
         try:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
                 try:
-                    net = network_profiles(browser, sites, max(1, args.reps), log)
+                    net = network_profiles(browser, sites, max(1, args.reps), log, args.profiles)
                 finally:
                     browser.close()
         finally:
-            server.shutdown()
-            server.server_close()
+            for server in servers:
+                server.shutdown()
+                server.server_close()
         out = Path(args.out)
         text = out.read_text(encoding="utf-8") if out.is_file() else "# Benchmarks\n"
         section = "\n".join(report_lines(net))

@@ -20,7 +20,8 @@ PAGES = ("", "how-it-works", "rule-of-thumb", "full-fine-tuning", "lora-qlora",
          "choosing-a-gpu", "calculator", "faq", "accuracy")
 WIDGET_PAGES = {"calculator": "calculator", "lora-qlora": "adapter",
                 "full-fine-tuning": "quick", "choosing-a-gpu": "cost"}
-LIGHTHOUSE_PAGES = ("", "calculator", "faq")
+#: Issue 18: every page of every locale (`bench.py --lh-pages` narrows it for a quick look).
+LIGHTHOUSE_PAGES = PAGES
 LH_CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
 
 # Targets of issue #6.

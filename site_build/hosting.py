@@ -5,7 +5,10 @@
   home page's policy (the worker script must carry `'wasm-unsafe-eval'` itself);
 - `_404.map`: the 404 page of the language a missing path is under (from `calc.i18n.LOCALES`);
 - `_headers`: the same headers in the format of hosts that read one (Netlify, Cloudflare Pages),
-  one rule per page and one for the assets, so no path gets two policies;
+  one rule per page, one for the assets and one for the service worker `/sw.js` (at the root:
+  its scope is the whole site without a `Service-Worker-Allowed` header; `Cache-Control:
+  no-cache` as everything, so a new build's worker is seen on the next visit), so no path gets
+  two policies;
 - `<file>.br` and `<file>.gz` beside every large compressible file, for hosts that send
   precompressed files as they are (nginx `brotli_static` / `gzip_static`). Brotli quality 11
   (window 2^24) below `BROTLI_MAX_Q11` bytes, quality 9 above it (the Python heap snapshot:
@@ -55,6 +58,8 @@ def finish_site(site: Path) -> None:
     from calc.i18n import DEFAULT_LOCALE, LOCALES
 
     write_host_files(site, LOCALES, DEFAULT_LOCALE)
+    # the service worker's source as mkdocs copied it (the filled one is /sw.js, runtime.py)
+    (site / "assets" / "calc" / "sw.js").unlink(missing_ok=True)
     precompress(site, Path(__file__).resolve().parent.parent)
 
 
@@ -86,6 +91,8 @@ def write_host_files(site: Path, locales: tuple[str, ...], default_locale: str) 
         for p in paths:
             rules.append(_rule(p, policy))
     rules.append(_rule("/assets/*", home))
+    if (site / "sw.js").is_file():  # the service worker (runtime.py): revalidated, as all
+        rules.append(_rule("/sw.js", home))
     (site / "_headers").write_text("\n".join(rules), encoding="utf-8")
 
 

@@ -5,7 +5,12 @@ wheel of `calc` built from pyproject.toml into `assets/calc/` (named in
 (`make_snapshot.mjs` under Node; `assets/calc/snapshot.bin`, named in the manifest), which the
 worker restores instead of booting Python. The snapshot is kept in `.cache/snapshot/` (or
 $CALC_SNAPSHOT_CACHE), keyed by the runtime files, the wheel and the script, so unchanged inputs
-are not snapshotted again."""
+are not snapshotted again.
+
+The service worker (docs/assets/calc/sw.js) is written to the site's root as /sw.js (its scope
+the whole site, no Service-Worker-Allowed header needed), with this build's id (`build` in the
+manifest too) and the files it caches; the unfilled copy mkdocs puts under assets/calc/ is
+removed by site_build/hosting.py once every language is built."""
 
 from __future__ import annotations
 
@@ -32,6 +37,8 @@ PYODIDE_FILES = (
 #: The memory snapshot the worker restores (assets/calc/SNAPSHOT_NAME, named in the manifest).
 SNAPSHOT_NAME = "snapshot.bin"
 SNAPSHOT_SCRIPT = ROOT / "make_snapshot.mjs"
+#: The snapshot's delta against the .wasm's data (imported by the script and by the worker).
+SNAPSHOT_DELTA = ROOT / "docs" / "assets" / "calc" / "delta.mjs"
 
 
 # Once per full build (the default language is built first, then static-i18n builds the
@@ -43,6 +50,7 @@ def ship_runtime(config) -> None:
     copy_pyodide(ROOT / "node_modules" / "pyodide", site_dir / "assets" / "pyodide")
     wheel = build_wheel(ROOT, site_dir / "assets" / "calc")
     build_snapshot(site_dir / "assets" / "pyodide", wheel, site_dir / "assets" / "calc")
+    write_service_worker(site_dir)
 
 
 # Pyodide's runtime files into `dest` (unchanged ones are not copied again).
@@ -121,8 +129,9 @@ def build_wheel(root: Path, dest: Path) -> Path:
 # The snapshot's cache key: SHA-256 over the script, the runtime files and the wheel.
 def _snapshot_key(pyodide_dir: Path, wheel: Path) -> str:
     h = hashlib.sha256()
-    for p in (SNAPSHOT_SCRIPT, pyodide_dir / "pyodide.asm.wasm", pyodide_dir / "pyodide.asm.mjs",
-              pyodide_dir / "pyodide.mjs", pyodide_dir / "python_stdlib.zip", wheel):
+    for p in (SNAPSHOT_SCRIPT, SNAPSHOT_DELTA, pyodide_dir / "pyodide.asm.wasm",
+              pyodide_dir / "pyodide.asm.mjs", pyodide_dir / "pyodide.mjs",
+              pyodide_dir / "python_stdlib.zip", wheel):
         h.update(p.name.encode())
         h.update(hashlib.sha256(p.read_bytes()).digest())
     return h.hexdigest()
@@ -146,8 +155,9 @@ def download_sizes(pyodide_dir: Path, wheel: Path, snapshot: Path) -> dict[str, 
 
 def build_snapshot(pyodide_dir: Path, wheel: Path, dest: Path) -> Path:
     """Pyodide's memory with calc imported and warmed up, made by Node (`make_snapshot.mjs`),
-    cached by the hash of its inputs; named in dest/manifest.json (`snapshot`, its size and
-    SHA-256)."""
+    cached by the hash of its inputs (with the script's OUT.json beside it); named in
+    dest/manifest.json (`snapshot`, its size and SHA-256 as shipped, `snapshot_delta`: the
+    range written as a delta against the runtime's own data, which worker.js undoes)."""
     cache = Path(os.environ.get("CALC_SNAPSHOT_CACHE") or ROOT / ".cache" / "snapshot")
     key = _snapshot_key(pyodide_dir, wheel)
     cached = cache / f"{key}.bin"
@@ -159,12 +169,16 @@ def build_snapshot(pyodide_dir: Path, wheel: Path, dest: Path) -> Path:
         tmp = cache / f"{key}.tmp"
         proc = subprocess.run([node, str(SNAPSHOT_SCRIPT), str(pyodide_dir), str(wheel), str(tmp)],
                               capture_output=True, text=True)
-        if proc.returncode != 0 or not tmp.is_file():
+        tmp_delta = tmp.with_name(tmp.name + ".json")
+        if proc.returncode != 0 or not tmp.is_file() or not tmp_delta.is_file():
             tmp.unlink(missing_ok=True)
+            tmp_delta.unlink(missing_ok=True)
             raise fail(f"making the Pyodide snapshot failed:\n{proc.stdout}\n{proc.stderr}")
-        for old in cache.glob("*.bin"):
+        for old in [*cache.glob("*.bin"), *cache.glob("*.bin.json")]:
             old.unlink()  # one snapshot is kept: the current one
+        tmp_delta.replace(cached.with_name(cached.name + ".json"))
         tmp.replace(cached)
+    delta = json.loads(cached.with_name(cached.name + ".json").read_text(encoding="utf-8"))
     target = dest / SNAPSHOT_NAME
     shutil.copyfile(cached, target)
     data = target.read_bytes()
@@ -172,6 +186,48 @@ def build_snapshot(pyodide_dir: Path, wheel: Path, dest: Path) -> Path:
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     manifest.update({"snapshot": SNAPSHOT_NAME, "snapshot_size": len(data),
                      "snapshot_sha256": hashlib.sha256(data).hexdigest(),
+                     "snapshot_delta": delta,
                      "files": download_sizes(pyodide_dir, wheel, target)})
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return target
+
+
+#: The service worker's source (the build writes it to the site's root, filled in).
+SW_SOURCE = ROOT / "docs" / "assets" / "calc" / "sw.js"
+SW_NAME = "sw.js"
+SW_PLACEHOLDER = 'const BUILD = { id: "dev", runtime: [], scripts: [] }; // replaced by the build'
+#: The calculator's own files, cached by the service worker for offline use (served from the
+#: network while online, so a new page script is never held back).
+SW_SCRIPTS = ("assets/calc/page.js", "assets/calc/messages.js", "assets/calc/copy.js",
+              "assets/calc/offline.js",
+              "assets/calc/worker.js", "assets/calc/net.js", "assets/calc/delta.mjs",
+              "assets/calc/calc.css")
+
+
+def write_service_worker(site_dir: Path) -> Path:
+    """/sw.js with this build's id and files; the id (SHA-256 over the manifest, the runtime
+    files, the calculator's scripts and the worker's source) also goes into the manifest as
+    `build`, which the service worker compares with the server's before it answers from its
+    cache."""
+    calc_dir = site_dir / "assets" / "calc"
+    manifest_path = calc_dir / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest.pop("build", None)
+    runtime = sorted({f"assets/calc/{p}" if not p.startswith("../")
+                      else "assets/" + p[len("../"):] for p in manifest.get("files", {})}
+                     | {"assets/calc/manifest.json"})
+    source = SW_SOURCE.read_text(encoding="utf-8")
+    if SW_PLACEHOLDER not in source:
+        raise fail(f"{SW_SOURCE} lacks its build line: {SW_PLACEHOLDER}")
+    h = hashlib.sha256(json.dumps(manifest, sort_keys=True).encode())
+    for rel in [p for p in runtime if not p.endswith("manifest.json")] + list(SW_SCRIPTS):
+        h.update(rel.encode())
+        h.update(hashlib.sha256((site_dir / rel).read_bytes()).digest())
+    h.update(source.encode())
+    build = h.hexdigest()[:16]
+    manifest["build"] = build
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    filled = json.dumps({"id": build, "runtime": runtime, "scripts": list(SW_SCRIPTS)})
+    out = site_dir / SW_NAME
+    out.write_text(source.replace(SW_PLACEHOLDER, f"const BUILD = {filled};"), encoding="utf-8")
+    return out

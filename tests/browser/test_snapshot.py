@@ -45,8 +45,19 @@ def _not_a_snapshot(context):
                                               content_type="application/octet-stream"))
 
 
-@pytest.mark.parametrize("breaks", [None, _missing, _truncated, _not_a_snapshot],
-                         ids=["restored", "missing", "truncated", "not a snapshot"])
+def _wrong_delta(context):
+    """The manifest's check of the snapshot's delta does not match what XOR gives back (as a
+    runtime other than the one the snapshot was made with would)."""
+    def manifest(route):
+        data = route.fetch().json()
+        data["snapshot_delta"]["check"] = (data["snapshot_delta"]["check"] + 1) % 2**32
+        route.fulfill(status=200, body=json.dumps(data), content_type="application/json")
+
+    context.route("**/assets/calc/manifest.json", manifest)
+
+
+@pytest.mark.parametrize("breaks", [None, _missing, _truncated, _not_a_snapshot, _wrong_delta],
+                         ids=["restored", "missing", "truncated", "not a snapshot", "wrong delta"])
 def test_calculator_works_with_or_without_the_snapshot(browser, calc_site, breaks):
     context = browser.new_context()
     try:
@@ -73,3 +84,27 @@ def test_pages_without_a_widget_fetch_no_runtime(open_page):
         page, watch = open_page("ru", path)
         page.wait_for_load_state("networkidle")
         assert not [u for u in watch.requests if "/assets/pyodide/" in u or "/assets/calc/" in u]
+
+
+def test_the_snapshot_is_restored_not_booted_around(browser, calc_site):
+    """The snapshot path is taken (its delta against the .wasm undone and checked, worker.js):
+    Python is ready while the standard library, which only an ordinary boot reads before
+    ready, is held back by the server."""
+    manifest = json.loads((calc_site.directory / "assets/calc/manifest.json").read_text())
+    delta = manifest["snapshot_delta"]
+    assert 0 < delta["from"] < delta["to"] <= manifest["snapshot_size"]
+    context = browser.new_context()
+    try:
+        held = []
+        # never answered: an ordinary boot would wait for it
+        context.route("**/assets/pyodide/python_stdlib.zip", lambda route: held.append(route))
+        page = context.new_page()
+        watch = Watch(calc_site.origin).attach(page)
+        page.goto(calc_site.page_url("en", "calculator"))
+        wait_ready(page, "calculator")
+        query = {"model": "qwen2.5-7b", "method": "qlora", "seq": "4096"}
+        set_form(page, "calculator", query)
+        assert_figures(figures(page, "calculator"), expected_calculator(query, "en"))
+        assert watch.page_errors == []
+    finally:
+        context.close()

@@ -60,6 +60,8 @@ def _prefix(locale: str) -> str:
     ("assets/pyodide/pyodide.asm.wasm", "application/wasm"),
     ("assets/pyodide/pyodide.mjs", "text/javascript"),
     ("assets/calc/worker.js", "text/javascript"),
+    ("assets/calc/delta.mjs", "text/javascript"),
+    ("sw.js", "text/javascript"),
     ("assets/calc/manifest.json", "application/json"),
     ("index.html", "text/html"),
     ("sitemap.xml", "application/xml"),
@@ -112,6 +114,16 @@ def test_revalidation(nginx_url):
     assert status == 304 and body == b""
 
 
+def test_service_worker_is_revalidated_and_may_fetch(nginx_url):
+    """/sw.js: revalidated on every update check (a new build's worker is seen on the next
+    visit), with a policy whose connect-src lets it fetch the site's files; at the root, so
+    no Service-Worker-Allowed header is needed for the whole site's scope."""
+    status, headers, body = get(nginx_url + "sw.js")
+    assert status == 200 and headers["Cache-Control"] == "no-cache"
+    assert "connect-src 'self'" in headers["Content-Security-Policy"]
+    assert b"const BUILD = {" in body and "Service-Worker-Allowed" not in headers
+
+
 @pytest.mark.parametrize("locale", LOCALES)
 def test_404_page_per_language(nginx_url, built_site, locale):
     status, _, body = get(nginx_url + f"{_prefix(locale)}no-such-page/")
@@ -142,3 +154,4 @@ def test_headers_file_has_one_policy_per_page(built_site):
     meta = _CSP_META.search(html).group(1).replace("&#39;", "'")
     assert f"Content-Security-Policy: {meta}; frame-ancestors 'none'" in rules["/fa/faq/"]
     assert not any(p == "/*" for p in rules)
+    assert "Cache-Control: no-cache" in rules["/sw.js"]

@@ -14,6 +14,9 @@
 // downloads (with the snapshot: the snapshot and no standard library; without: the reverse).
 // arrived(path) counts a file fetched by import() (the runtime's modules), which no fetch sees.
 // stop() ends the counting (READY, or a fault): later responses pass untouched.
+// keep(href) keeps the body of the next response for that URL as it arrives (the .wasm's bytes,
+// for the snapshot's delta: worker.js); kept(href) returns it once complete (else null);
+// keep(null) lets it go.
 
 import * as messages from "./messages.js";
 
@@ -35,6 +38,7 @@ export class Downloads {
     this.empty = null;
     this.stopped = false;
     this.last = 0;
+    this.keeping = null; // {href, chunks, done}
     const realFetch = scope.fetch.bind(scope);
     scope.fetch = (input, init) => this.fetch(realFetch, input, init);
   }
@@ -58,6 +62,22 @@ export class Downloads {
     this.imported.add(path);
     this.loaded += this.sizes.get(new URL(path, this.manifestURL).href) || 0;
     this.tick(true);
+  }
+
+  keep(href) {
+    this.keeping = href ? { href, chunks: [], done: false } : null;
+  }
+
+  kept(href) {
+    const k = this.keeping;
+    if (!k || k.href !== href || !k.done) return null;
+    const out = new Uint8Array(k.chunks.reduce((n, c) => n + c.byteLength, 0));
+    let at = 0;
+    for (const c of k.chunks) {
+      out.set(c, at);
+      at += c.byteLength;
+    }
+    return out;
   }
 
   emptyZipURL(url) {
@@ -90,6 +110,9 @@ export class Downloads {
     }
     const url = new URL(href, self.location.href);
     const expected = response.ok ? this.sizes.get(url.origin + url.pathname) : undefined;
+    const keep = response.ok && this.keeping && this.keeping.href === url.origin + url.pathname
+      ? this.keeping : null;
+    if (keep) keep.chunks = [];
     const reader = response.body.getReader();
     let got = 0;
     const fault = (err, controller) => {
@@ -110,10 +133,12 @@ export class Downloads {
             return fault(new Error(`download cut: ${url.pathname}: ${got} bytes of ${expected}`),
                          controller);
           }
+          if (keep) keep.done = true;
           this.tick(true);
           return controller.close();
         }
         got += chunk.value.byteLength;
+        if (keep) keep.chunks.push(chunk.value);
         this.loaded += chunk.value.byteLength;
         this.tick(false);
         controller.enqueue(chunk.value);

@@ -35,8 +35,8 @@
 // starts again.
 //
 // It knows no widget and no locale: names, locales, texts and the load timeout come from the
-// widget roots' data-* attributes, what a yes/no field reads as yes from the worker (calc), and
-// the messages it exchanges with the worker are written down in ./messages.js.
+// widget roots' data-* attributes, what a yes/no field reads as yes from the worker (calc), the
+// messages with the worker are in ./messages.js; once ready, ./offline.js (service worker).
 
 import * as messages from "./messages.js";
 import { copy } from "./copy.js";
@@ -151,6 +151,7 @@ function start(roots) {
           w.setState("ready");
           w.request(true);
         }
+        import("./offline.js").then((m) => m.register(), () => {}); // the service worker
       }
     } else if (message.type === TYPE.ERROR) {
       fail(message.cause === CAUSE.NETWORK ? "network" : "error");

@@ -11,8 +11,8 @@
 //
 // The snapshot (make_snapshot.mjs, at build time) is Pyodide's memory with calc imported and
 // warmed up: restoring it skips Python's start-up and the imports. When there is none, or it
-// cannot be fetched or restored (wrong size, another Pyodide build), Python boots the ordinary
-// way.
+// cannot be fetched or restored (wrong size, another Pyodide build, a delta that does not
+// match: withDelta below), Python boots the ordinary way.
 //
 // Downloads (./net.js): every response body read here, Pyodide's too, is counted as it
 // arrives and reported (messages.progress), so the page's guard waits for bytes that stop
@@ -24,12 +24,14 @@
 
 import * as messages from "./messages.js";
 import { Downloads } from "./net.js";
+import { decode } from "./delta.mjs";
 
 const { STAGE, CAUSE } = messages;
 const here = new URL(".", import.meta.url);
 const pyodideBase = new URL("../pyodide/", here);
 const manifestURL = new URL("manifest.json", here);
 const stdlibURL = new URL("python_stdlib.zip", pyodideBase);
+const wasmURL = new URL("pyodide.asm.wasm", pyodideBase);
 
 const post = (message) => self.postMessage(message);
 // A cut download is a network fault, but for the snapshot: then Python boots the ordinary way.
@@ -49,6 +51,10 @@ async function fetchOk(url, what) {
 }
 
 const manifestPromise = (async () => (await fetchOk(manifestURL, "manifest")).json())();
+// The sizes to check, as soon as the manifest is there: before the wheel's request starts
+// (its continuation below is registered later), not once the runtime's modules are in too.
+manifestPromise.then((m) => downloads.expect(m, manifestURL, typeof m.snapshot === "string"),
+                     () => {});
 
 // The wheel is fetched while the runtime boots.
 async function fetchWheel() {
@@ -95,6 +101,26 @@ async function fetchSnapshot(manifest) {
     throw new Error(`snapshot: ${bytes.length} bytes, expected ${manifest.snapshot_size}`);
   }
   return bytes;
+}
+
+// The snapshot's delta (./delta.mjs): its range of the module's static data was written XORed
+// with the .wasm's data segments; undone just before Pyodide restores the memory, from the
+// .wasm's bytes as they arrived (downloads.keep). When they are not there or the check fails,
+// this throws there and Python boots the ordinary way.
+function withDelta(createModule, delta) {
+  if (!delta || !(delta.to > delta.from)) return createModule;
+  return async (settings) => {
+    const Module = await createModule(settings);
+    const api = Module.API;
+    const restore = api.restoreSnapshot;
+    api.restoreSnapshot = (t) => {
+      const wasm = downloads.kept(wasmURL.href);
+      if (!wasm) throw new Error("snapshot: the runtime's bytes were not kept");
+      decode(t, wasm, delta);
+      return restore.call(api, t);
+    };
+    return Module;
+  };
 }
 
 let stage = STAGE.RUNTIME;
@@ -151,9 +177,11 @@ const ready = (async () => {
   downloads.expect(manifest, manifestURL, typeof manifest.snapshot === "string");
   if (typeof manifest.snapshot === "string") {
     tryingSnapshot = true;
+    if (manifest.snapshot_delta) downloads.keep(wasmURL.href);
     try {
       pyodide = await loadPyodide({
         ...options, _loadSnapshot: fetchSnapshot(manifest),
+        createPyodideModule: withDelta(createPyodideModule, manifest.snapshot_delta),
         stdLibURL: downloads.emptyZipURL(stdlibURL).href });
       restored = true;
       deferredStdlib = true;
@@ -162,6 +190,7 @@ const ready = (async () => {
     }
     tryingSnapshot = false;
   }
+  downloads.keep(null); // the .wasm's bytes are not needed any more
   if (!pyodide) {
     downloads.expect(manifest, manifestURL, false);
     pyodide = await loadPyodide(options);
