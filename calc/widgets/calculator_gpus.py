@@ -133,15 +133,18 @@ def _group_row(group: str, span: int, loc: str) -> str:
 @lru_cache(maxsize=4096)
 def _gpu_row(gpu_id: str, cards: int | None, others: tuple[tuple[str, int | None], ...],
              fits: bool, unit: str, loc: str) -> str:
+    from .calculator_results import sentence
+
     g = catalog.gpu(gpu_id)
     if cards is None:
         cards_cell = td_fig(f"cards.{g.id}", None, tx("ui.no_cards", loc))
     else:
         cards_cell = td_fig(f"cards.{g.id}", cards, fmt(cards, "number", loc))
     other_cells = " · ".join(
-        f'<span class="calc-strategy">{e(SHORT[s])} '
-        + html.figure(f"cards.{s}.{g.id}", "—" if n is None else fmt(n, "number", loc),
-                      value=n, cls="calc-fig" if n is not None else None)  # "—": no figure
+        '<span class="calc-strategy">' + sentence(
+            "ui.strategy_cards", loc, strategy=e(SHORT[s]),
+            cards=html.figure(f"cards.{s}.{g.id}", "—" if n is None else fmt(n, "number", loc),
+                          value=n, cls="calc-fig" if n is not None else None))  # "—": no figure
         + "</span>" for s, n in others)
     if g.price_per_hour is None or cards is None:
         cost_cell = f'<td data-calc="cost.{e(g.id)}" data-value="none">—</td>'

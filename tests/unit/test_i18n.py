@@ -209,7 +209,8 @@ def test_nothing_left_untranslated(loc):
                "unit.bytes",  # Portuguese writes "bytes" as English does
                "table.gpu", "table.cards_of", "list.separator"},
         "ru": {"field.gpu", "unit.billions", "unit.x", "table.gpu", "table.cards_of", "list.separator"},
-        "fa": {"unit.GiB", "unit.GB", "unit.MiB"},
+        "fa": {"unit.GiB", "unit.GB", "unit.MiB",
+               "ui.strategy_cards"},  # "ZeRO-2: ۴": Persian writes the colon as English does
     }[loc] | {"gpu.label.product-memory"} | (TEMPLATES if loc != "fa" else set())
     names = {"method.lora", "method.qlora", "choice.method.lora", "choice.method.qlora", "optimizer.sgd",
              "optimizer.adafactor", "optimizer.lion"} | STACK_NAMES
@@ -221,7 +222,7 @@ def test_nothing_left_untranslated(loc):
 
 # Messages that are only placeholders and signs ("{n} × {gpu}, {sharding}"): the same in every
 # language but Persian, whose comma is its own.
-TEMPLATES = {"accuracy.multi.config", "accuracy.throughput.config"}
+TEMPLATES = {"accuracy.multi.config", "accuracy.throughput.config", "ui.strategy_cards"}
 
 # Training stacks that are product names in every language (engine.md section 6).
 STACK_NAMES = {"framework.hf", "framework.torchtune", "framework.litgpt", "framework.unsloth"}
