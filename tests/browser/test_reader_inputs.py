@@ -247,7 +247,8 @@ def test_custom_model_starts_from_the_paste_box_without_errors(calc_page):
 
 PRODUCTS_JS = """(root) => Array.from(root.querySelectorAll(
     '.calc-summary .calc-product, table.calc-gpus tbody:first-of-type th .calc-product')).map(
-  (el) => [el.textContent, el.getClientRects().length, getComputedStyle(el).direction])"""
+  (el) => [el.textContent, Array.from(el.getClientRects()).map((r) => r.top),
+          getComputedStyle(el).direction])"""
 
 #: Where two pieces of the verdict's text are drawn: [left, right, top] of each.
 DRAWN_JS = """([root, model, memory]) => {
@@ -290,9 +291,9 @@ def test_product_names_are_whole_and_left_to_right(calc_page):
     if locale == "fa":
         found = r.evaluate(PRODUCTS_JS)
         assert len(found) == 2, found
-        for text, rects, direction in found:
+        for text, tops, direction in found:  # bidi runs are fragments of one line
             assert text.replace("\u2066", "").replace("\u2069", "") == label
-            assert rects == 1 and direction == "ltr", (text, rects, direction)
+            assert max(tops) - min(tops) < 4 and direction == "ltr", (text, tops, direction)
     watch.check()
 
 
