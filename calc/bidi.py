@@ -106,12 +106,18 @@ def isolate_text(text: str) -> str:
     return _isolate_runs(text, _marks)
 
 
+def _rtl_letter(ch: str) -> bool:
+    """A right-to-left letter (bidi class R or AL, a letter): not a Persian digit, not the
+    Arabic decimal separator or comma."""
+    return unicodedata.bidirectional(ch) in ("R", "AL") and unicodedata.category(ch)[0] == "L"
+
+
 def option_dir(text: str) -> tuple[str, str]:
     """(attributes, text) of an `<option>` on a right-to-left page: the text without isolate
     marks, `dir` (and `lang`) as the module's docstring says. The attributes start with a
     space; the text is not escaped."""
     bare = _MARKS.sub("", text)
-    if any(unicodedata.bidirectional(ch) in ("R", "AL") for ch in bare):  # a letter, not a digit
+    if any(_rtl_letter(ch) for ch in bare):
         return ' dir="rtl"', bare
     if bare.isascii() and _LATIN_RUN.search(bare):
         return ' dir="ltr" lang="en"', bare

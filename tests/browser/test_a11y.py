@@ -62,7 +62,8 @@ UNMARKED_LATIN = r"""(scope) => {
     // the locale with a right-to-left letter, Persian digits aside).
     const option = el.closest('option');
     if (option) {
-      const rtl = /[\u0590-\u065f\u066a-\u06ef\u06fa-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]/.test(text);
+      const rtl = Array.from(text).some((ch) => /\p{L}/u.test(ch) &&
+                                               /[\p{Script=Arabic}\p{Script=Hebrew}]/u.test(ch));
       if (/[\u2066-\u2069]/.test(text) || option.getAttribute('dir') !== (rtl ? 'rtl' : 'ltr'))
         out.push(`option: ${text.slice(0, 60)}`);
       continue;

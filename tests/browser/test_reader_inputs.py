@@ -192,7 +192,8 @@ def test_option_texts_start_with_their_first_letter(calc_page):
     for name, text, direction in texts:
         assert not any(unicodedata.category(ch) == "Cf" and ch != "\u200c" for ch in text), (name, text)
         if locale == "fa":
-            rtl = any(unicodedata.bidirectional(ch) in ("R", "AL") for ch in text)
+            rtl = any(unicodedata.bidirectional(ch) in ("R", "AL")
+                      and unicodedata.category(ch)[0] == "L" for ch in text)
             assert direction == ("rtl" if rtl else "ltr"), (name, text, direction)
 
 

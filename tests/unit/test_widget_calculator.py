@@ -235,7 +235,8 @@ def test_persian_product_names_are_one_ltr_run():
 #: A right-to-left letter (bidi class R or AL): Persian text, not a Persian digit.
 def _has_rtl_letter(text):
     import unicodedata
-    return any(unicodedata.bidirectional(ch) in ("R", "AL") for ch in text)
+    return any(unicodedata.bidirectional(ch) in ("R", "AL") and unicodedata.category(ch)[0] == "L"
+               for ch in text)
 
 
 @pytest.mark.parametrize("locale", LOCALES)
