@@ -36,7 +36,7 @@ from typing import Any, Callable, Iterable, Mapping, Protocol
 import re
 
 from .. import catalog, html
-from ..bidi import LRI, PDI, isolate_latin
+from ..bidi import isolate_latin, option_dir
 from ..errors import CalcError
 from ..fields import TRUE_WORDS, parse as parse_calculator
 from ..fmt import fmt_memo
@@ -281,11 +281,10 @@ class Form:
         labelled "" (its options stand alone)."""
         fid, hid, eid = self.ids(name)
         current = self.values.get(name, "")
+        rtl = locale_dir(self.loc) == "rtl"
         parts = []
         for group, options in groups:
-            opts = "".join(
-                f'<option value="{e(v)}"{" selected" if v == current else ""}>{e(text)}</option>'
-                for v, text in options)
+            opts = "".join(_option(v, text, v == current, rtl) for v, text in options)
             parts.append(f'<optgroup label="{e(group)}">{opts}</optgroup>' if group else opts)
         control = (f'<select id="{fid}" name="{e(name)}"{self._describedby(name, hid)}>'
                    f'{"".join(parts)}</select>')
@@ -316,6 +315,15 @@ class Form:
         return (f'<div class="calc-field calc-check" data-field="{e(name)}">'
                 f'<div class="calc-check-row">{control}{label}</div>'
                 f"{self.help(name, hid)}{self.error_slot(name, eid)}</div>")
+
+
+def _option(value: str, text: str, selected: bool, rtl: bool) -> str:
+    """An <option>. On a right-to-left page its text carries no isolate marks (a select's
+    type-ahead matches an option's text from its first character: "L" must find "Llama 3.1
+    8B", issue 19) and the option its own direction (`calc.bidi.option_dir`)."""
+    attrs, shown = option_dir(text) if rtl else ("", text)
+    return (f'<option value="{e(value)}"{" selected" if selected else ""}{attrs}>'
+            f"{e(shown)}</option>")
 
 
 def form_layout(wid: str, loc: str, common: list[str], advanced: list[str],
@@ -373,10 +381,7 @@ def product_html(gpu_id: str, loc: str) -> str:
 
 @lru_cache(maxsize=None)
 def gpu_option_text(gpu_id: str, loc: str) -> str:
-    """A card's display name as plain text (an <option>): a product name between LRI and PDI
-    on RTL pages."""
-    g = catalog.gpu(gpu_id)
-    label = catalog.gpu_label(g, loc)
-    if locale_dir(loc) == "rtl" and g.product is not None:
-        return f"{LRI}{label.replace(LRI, '').replace(PDI, '')}{PDI}"
-    return label
+    """A card's display name as the text of an <option>: on RTL pages the option, not the
+    text, holds its direction (`_option`), so a product name is one left-to-right run there
+    ("NVIDIA A100 ۸۰ GB") and type-ahead finds it by its first letter."""
+    return catalog.gpu_label(catalog.gpu(gpu_id), loc)

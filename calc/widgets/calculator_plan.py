@@ -154,7 +154,9 @@ def _lines(body: str) -> str:
 
 @lru_cache(maxsize=128)
 def _exports(items: tuple[tuple[str, str | None, Problem | None], ...], loc: str, wid: str) -> str:
-    """Each format in a <details> (the first open): the text in <pre><code>, a copy button."""
+    """Each format in a <details> (the first open): the text in <pre><code>, a copy button. The
+    <code> (Material's block, overflow: auto) scrolls on a phone: focusable, as Material's own
+    code blocks are, so the keyboard scrolls it too (axe: scrollable-region-focusable)."""
     blocks = []
     for n, (name, body, problem) in enumerate(items):
         pid = f"{wid}-export-{name}"
@@ -163,7 +165,8 @@ def _exports(items: tuple[tuple[str, str | None, Problem | None], ...], loc: str
         else:
             inner = (f'<button type="button" class="md-button calc-copy-text" '
                      f'data-calc-copy="{pid}">{e(txc("ui.copy_config", loc))}</button>'
-                     f'<pre class="calc-export-code" id="{pid}" dir="ltr"><code>{_lines(body)}</code></pre>')
+                     f'<pre class="calc-export-code" id="{pid}" dir="ltr">'
+                     f'<code tabindex="0">{_lines(body)}</code></pre>')
         blocks.append(f'<details class="calc-export-item" data-export="{name}"'
                       f'{" open" if n == 0 else ""}><summary>{e(txc(f"ui.export_{name}", loc))}'
                       f"</summary>{inner}</details>")

@@ -116,11 +116,11 @@ def _smallest_hint(loc: str) -> str:
 
 @lru_cache(maxsize=1024)
 def _other_line(mode: Mode, other: int, total: int, unit: str, loc: str) -> str:
-    """Beside a realistic headline the textbook figure and why runs need more; beside a
-    textbook headline (mode=planning) the realistic figure."""
-    if mode is Mode.DETAILED:
-        name, key = "textbook_total", ("ui.textbook_gives" if other < total
-                                       else "ui.textbook_gives_plain")
+    """Beside a realistic headline the textbook figure (one short sentence: the summary stays
+    in view on a phone, calc.css); beside a textbook headline (mode=planning) the realistic
+    figure."""
+    if mode is Mode.DETAILED:  # why runs need more: under the breakdown (`_why_line`)
+        name, key = "textbook_total", "ui.textbook_gives_plain"
     else:
         name, key = "realistic_total", "ui.planning_headline"
     body = sentence(key, loc, figure=fig(name, other, fmt_memo(other, unit, loc), kind="bytes"))
@@ -143,14 +143,24 @@ def details_block(state: "State", s: ScaledEstimate, loc: str, wid: str) -> str:
     marker = None
     if v is not None:
         marker = (v[2], catalog.gpu_label(v[0], loc))
+    from .calculator import textbook_of
+
+    why = i.mode is Mode.DETAILED and textbook_of(i, state.scale) < total
     return "".join((
         _config_line(model_name, i.method.value, i.arch.params, loc),
         stacked_bar(components, unit, loc, id_prefix=f"{wid}-chart", marker=marker),
         _breakdown(components, total, unit, loc, wid),
+        _why_line(loc) if why else "",
         _host_breakdown(s.cpu_components, unit, loc, wid) if s.cpu_components else "",
         _trainable_line(s.trainable_params, i.arch.params, loc),
         _experts_line(i.model, i.arch, loc),
     ))
+
+
+@lru_cache(maxsize=None)
+def _why_line(loc: str) -> str:
+    """Why the realistic total exceeds the textbook formula's (its rows are the breakdown's)."""
+    return iso(f'<p class="calc-note calc-why">{e(txc("ui.textbook_why", loc))}</p>', loc)
 
 
 @lru_cache(maxsize=1024)

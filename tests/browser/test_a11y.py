@@ -13,8 +13,10 @@ colour scheme) and all five locales:
   only (arrows, typing, Space, Enter) to the figures calc computes;
 - right to left: on Persian pages every run of Latin text is marked `dir="ltr"` and
   `lang="en"`, so the bidi algorithm keeps it whole and a screen reader reads it in English;
-  plain text that can carry no markup (an `<option>`, the messages the page sets as text) has
-  each run between isolate marks (LRI/FSI ... PDI); code, figures and form values aside.
+  an `<option>` carries no isolate marks (a select's type-ahead matches its text from the
+  first character) and its own `dir` (ltr for a Latin name, rtl for a Persian text); plain
+  text that can carry no markup (the messages the page sets as text) has each run between
+  isolate marks (LRI/FSI ... PDI); code, figures and form values aside.
 
 axe runs in a context with `bypass_csp` (its script is evaluated into the page); the policy
 itself is tested without the bypass in test_csp.py.
@@ -55,14 +57,21 @@ UNMARKED_LATIN = r"""(scope) => {
     const el = node.parentElement;
     if (el.closest('code, pre, kbd, samp, svg, textarea, script, style, noscript, .calc-fig, .headerlink'))
       continue;
-    // Plain text (an <option>, a message the page sets as text): each Latin run between
-    // isolate marks (LRI/FSI ... PDI), as no attribute can be put there.
-    const bare = text.replace(/[\u2066-\u2068][^\u2069]*\u2069/g, '');
-    if (!/[A-Za-z]/.test(bare)) continue;
-    if (el.closest('option')) {
-      out.push(`option: ${text.slice(0, 60)}`);
+    // An <option>: plain text that a select's type-ahead matches from its first character,
+    // so no isolate marks; the option holds its direction (ltr: a Latin name, rtl: a text of
+    // the locale with a right-to-left letter, Persian digits aside).
+    const option = el.closest('option');
+    if (option) {
+      const rtl = Array.from(text).some((ch) => /\p{L}/u.test(ch) &&
+                                               /[\p{Script=Arabic}\p{Script=Hebrew}]/u.test(ch));
+      if (/[\u2066-\u2069]/.test(text) || option.getAttribute('dir') !== (rtl ? 'rtl' : 'ltr'))
+        out.push(`option: ${text.slice(0, 60)}`);
       continue;
     }
+    // Plain text (a message the page sets as text): each Latin run between isolate marks
+    // (LRI/FSI ... PDI), as no attribute can be put there.
+    const bare = text.replace(/[\u2066-\u2068][^\u2069]*\u2069/g, '');
+    if (!/[A-Za-z]/.test(bare)) continue;
     const ltr = el.closest('[dir]');
     const lang = el.closest('[lang]');
     const ok = ltr && ltr.getAttribute('dir') === 'ltr' && lang &&

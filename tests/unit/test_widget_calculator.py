@@ -81,11 +81,17 @@ def test_gpu_table_is_grouped_and_sorted_by_verdict():
 @pytest.mark.parametrize("locale", ["en", "fa"])
 def test_textbook_figure_beside_the_realistic_headline(locale):
     q = {"method": "qlora", "seq": "4096", "batch": "4"}
-    got = figures(results("calculator", q, locale)["html"])
+    html = results("calculator", q, locale)["html"]
+    got = figures(html)
     inputs = parse(q)
     textbook = engine.estimate(replace(inputs, mode=Mode.PLANNING)).total
     assert got["textbook_total"][1] == str(textbook)
     assert got["total"][1] == str(engine.estimate(inputs).total)
+    # the summary stays short (it is sticky on a phone): the figure's sentence there, why runs
+    # need more under the breakdown
+    summary = by_id(dom(html), "calc-calculator-summary")
+    assert t("ui.textbook_why", locale)[:20] not in summary.text()
+    assert "calc-why" in html and html.index("calc-why") > html.index("calc-breakdown")
     # mode=planning links: the textbook headline, the realistic figure beside it
     got = figures(results("calculator", {**q, "mode": "planning"}, locale)["html"])
     assert got["total"][1] == str(textbook)
@@ -221,8 +227,52 @@ def test_persian_product_names_are_one_ltr_run():
     assert f'<bdi dir="ltr" class="calc-product">{htmlmod.escape(label, quote=False)}</bdi>' in res["html"]
     root = dom(widget("calculator", "fa"))
     option = root.find(lambda n: n.tag == "option" and n.get("value") == "a100-80")
-    text = option.text()
-    assert text.startswith(LRI) and text.endswith(PDI) and text.count(LRI) == 1
+    # the option, not marks in its text, holds the direction (type-ahead matches from "N")
+    assert option.text() == catalog.gpu_label("a100-80", "fa").replace(LRI, "").replace(PDI, "")
+    assert option.get("dir") == "ltr"
+
+
+#: A right-to-left letter (bidi class R or AL): Persian text, not a Persian digit.
+def _has_rtl_letter(text):
+    import unicodedata
+    return any(unicodedata.bidirectional(ch) in ("R", "AL") and unicodedata.category(ch)[0] == "L"
+               for ch in text)
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_options_carry_no_isolate_marks_and_their_own_direction_on_rtl_pages(locale):
+    """Issue 19: a select's type-ahead matches an option's text from its first character, so
+    an option's text starts with its first letter (no LRI/FSI/PDI), in every select. On the
+    right-to-left page each option says its direction: ltr for a name in Latin letters (with
+    lang="en" when it is plain ASCII), rtl for a text of the locale."""
+    root = dom(widget("calculator", locale))
+    options = root.find_all(lambda n: n.tag == "option")
+    selects = {n.get("name") for n in root.find_all(lambda n: n.tag == "select")}
+    assert {"model", "gpu", "optimizer", "targets", "framework"} <= selects
+    for o in options:
+        text = o.text()
+        assert not re.search("[\u202a-\u202e\u2066-\u2069]", text), (o.get("value"), text)
+        if locale != "fa":
+            assert o.get("dir") is None
+            continue
+        want = "rtl" if _has_rtl_letter(text) else "ltr"
+        assert o.get("dir") == want, (o.get("value"), text)
+        assert (o.get("lang") == "en") == (want == "ltr" and text.isascii()), text
+    if locale == "fa":
+        model = root.find(lambda n: n.tag == "option" and n.get("value") == "llama-3.1-8b")
+        assert model.text() == catalog.model("llama-3.1-8b").name  # "Llama 3.1 8B"
+        assert model.get("lang") == "en"
+
+
+def test_the_bidi_rule_still_marks_options_without_a_direction_of_their_own():
+    """calc.bidi.isolate_latin: an option the form has given no dir still gets isolate
+    marks (the prose and other callers); one with its own dir is left as it is."""
+    from calc.bidi import isolate_latin
+    assert isolate_latin('<option value="a">AdamW با BF16</option>') == \
+        f'<option value="a">{LRI}AdamW{PDI} با {LRI}BF16{PDI}</option>'
+    for attrs in (' dir="rtl"', ' dir="ltr" lang="en"'):
+        markup = f'<option value="a"{attrs}>AdamW با BF16</option>'
+        assert isolate_latin(markup) == markup
 
 
 def test_persian_examples_in_help_texts_are_ltr_isolates():
