@@ -143,11 +143,28 @@ def run(q: dict[str, str], loc: str, wid: str) -> Outcome:
     line = summary(head, fmt_memo(s.per_gpu_total, inputs.unit.value, loc), loc)
     html = "".join((
         calculator_results.summary_block(state, s, textbook_of(inputs, sc), loc, wid),
+        config_notes(first(q.get("config")), loc) if inputs.model == CUSTOM else "",
         calculator_results.details_block(state, s, loc, wid),
         calculator_gpus.tables(state, loc, wid),
         calculator_plan.panel(state, s, loc, wid),
     ))
     return Outcome(html, canonical, form_values(state, canonical, q), placeholders, line)
+
+
+@lru_cache(maxsize=64)
+def config_notes(text: object, loc: str) -> str:
+    """What the reader is told about a pasted config.json (calc.hfconfig.reading_notes: for a
+    multimodal model, that only its language model is counted)."""
+    if not isinstance(text, str) or not text.strip():
+        return ""
+    from ..hfconfig import read_config, reading_notes
+    from .base import e, iso
+
+    try:
+        notes = reading_notes(read_config(text), loc)
+    except CalcError:
+        return ""  # the field's own message says what is wrong
+    return "".join(iso(f'<p class="calc-note calc-config-note">{e(n)}</p>', loc) for n in notes)
 
 
 def form_values(state: State, canonical: Mapping[str, str], q: Mapping[str, str]

@@ -153,3 +153,25 @@ def test_bad_expert_keys_name_the_key_in_every_locale(name: str, inner: bool, ch
     for loc in LOCALES:
         message = info.value.message(loc)
         assert key in message and "{" not in message and "error." not in message, (loc, message)
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_the_calculator_says_what_a_pasted_multimodal_config_counts(locale):
+    """A pasted multimodal config.json: the results say, in the page's language, that only the
+    language model is counted; a text-only config gets no such line."""
+    from calc.i18n import t
+    from calc.render import results
+
+    from html import unescape
+    import re
+
+    def note(name: str) -> str | None:
+        text = (CONFIGS / name).read_text(encoding="utf-8")
+        out = results("calculator", {"model": "custom", "config": text}, locale)
+        assert out["ok"], out["errors"]
+        found = re.search(r'<p class="calc-note calc-config-note">(.*?)</p>', out["html"])
+        return None if found is None else unescape(re.sub(r"<[^>]+>", "", found.group(1)))
+
+    assert note("gemma-3-4b-it.json") == t("ui.config_text_part", locale)
+    assert note("llama-4-scout-17b-16e.json") == t("ui.config_text_part", locale)
+    assert note("qwen3-8b.json") is None
