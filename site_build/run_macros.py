@@ -125,4 +125,12 @@ class RunMacros:
         text = fmt_range(lo_v, hi_v, unit, self.m.locale, digits)
         return kit.figure(name, text, value=lo_v, extra={"data-value-hi": hi_v})
 
-    NAMES = ("run", "cards", "plan", "maxfit", "params", "verdict", "range")
+    # The rule of thumb for two model sizes as one range ("20.2–23.2 GB", «۲۰٫۲ تا ۲۳٫۲ GB»).
+    def rot_range(self, method: str, lo_billions: object, hi_billions: object,
+                  digits: int | None = None, name: str = "rule_of_thumb") -> str:
+        from .macros import _number
+
+        lo, hi = (engine.rule_of_thumb(_number(b), method) for b in (lo_billions, hi_billions))
+        return self.range(lo, hi, "GB", digits, name)
+
+    NAMES = ("run", "cards", "plan", "maxfit", "params", "verdict", "range", "rot_range")

@@ -52,9 +52,16 @@ def locale_of(page: Path) -> str:
     return parts[1] if len(parts) == 3 else ""
 
 
+#: Two rule-of-thumb figures joined by the locale's range word: `rot_range()` writes them.
+ROT = r"\{\{\s*rot\(\s*[\"'](?P<%s>[\w-]+)[\"']\s*,\s*[0-9.]+\s*\)\s*\}\}"
+ROT_WORDED = re.compile(ROT % "m1" + r"\s+(?:to|تا|ile|до|a)\s+" + ROT % "m2")
+
+
 def problems(text: str, locale: str) -> list[tuple[int, str]]:
     """(line, offending text) for every range joined by hand on a page of `locale`."""
     found = [(text.count("\n", 0, m.start()) + 1, m.group()) for m in DASHED.finditer(text)]
+    found += [(text.count("\n", 0, m.start()) + 1, " ".join(m.group().split()))
+              for m in ROT_WORDED.finditer(text) if m.group("m1") == m.group("m2")]
     worded = WORDED.get(locale)
     if worded is not None:
         for m in worded.finditer(text):
@@ -83,6 +90,8 @@ def test_ranges_come_from_the_range_macro(page: Path) -> None:
     ('Models of {{ num(27, "billions") }} to {{ num(32, "billions") }} fit', ""),
     ('моделях от {{ num(27, "billions") }} до\n{{ num(32, "billions") }}', "ru"),
     ('modelos de {{ num(27, "billions") }} a {{ num(32, "billions") }}', "pt"),
+    ('({{ rot("qlora", 27) }} to {{ rot("qlora", 32) }})', ""),
+    ('({{ rot("qlora", 27) }} تا {{ rot("qlora", 32) }})', "fa"),
 ])
 def test_hand_made_ranges_are_found(text: str, locale: str) -> None:
     assert len(problems(text, locale)) == 1
