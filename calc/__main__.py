@@ -57,7 +57,7 @@ def _width(text: str) -> int:
 def breakdown(est, locale: str = DEFAULT_LOCALE) -> str:
     """A readable breakdown in the reader's language: the inputs, each component, the total,
     and for every catalog GPU whether one card holds the run or how many do with ZeRO-3."""
-    from .catalog import gpu_label, model
+    from .catalog import gpu_label, model, model_label
     from .errors import CalcError as _E
     from .fmt import fmt
     from .i18n import t
@@ -65,7 +65,7 @@ def breakdown(est, locale: str = DEFAULT_LOCALE) -> str:
     i = est.inputs
     unit = i.unit.value
     try:
-        name = model(i.model).name
+        name = model_label(model(i.model), locale)
     except _E:
         name = t("ui.custom_model", locale)
     settings = [t(f"method.{i.method.value}", locale)]

@@ -13,7 +13,7 @@ A mixture-of-experts preset also records the published totals (`published`: tota
 parameters as the model card or paper states them, with the source), and each preset its kind
 (`dense` or `moe`) for the model picker.
 
-Re-exported here: `gpu_label` (calc.gpu_labels) and `resolve_model` (calc.model_names).
+Re-exported here: `gpu_label` (calc.gpu_labels), `model_label` and `resolve_model` (calc.model_names).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ __all__ = [
     "GPU_LABELS",
     "gpu",
     "gpu_ids",
-    "gpu_label",
+    "gpu_label", "model_label",
     "gpus",
     "model",
     "model_ids",
@@ -497,4 +497,4 @@ def gpu(gpu_id: str) -> Gpu:
 
 # Display names and name lookup live beside the catalog (one concern each); re-exported here.
 from .gpu_labels import gpu_label  # noqa: E402,F401
-from .model_names import hub_id, resolve_model  # noqa: E402,F401
+from .model_names import hub_id, model_label, resolve_model  # noqa: E402,F401

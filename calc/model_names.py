@@ -10,6 +10,16 @@ if TYPE_CHECKING:  # pragma: no cover
     from .catalog import ModelPreset
 
 
+def model_label(preset: ModelPreset, locale: str) -> str:
+    """The preset's name as a reader sees it in `locale`: its name, and for the language model
+    of a multimodal checkpoint the catalog's "(text)" (`model.text_part`) after it."""
+    from .i18n import t
+
+    if preset.published is not None and preset.published.part == "text":
+        return f"{preset.name} {t('model.text_part', locale)}"
+    return preset.name
+
+
 def _name_key(text: str) -> str:
     """A name as a reader may type it: case, spaces, dashes and underscores don't matter."""
     return "".join(ch for ch in text.casefold() if ch.isalnum() or ch == ".")
@@ -30,7 +40,7 @@ def _models_by_name() -> dict[str, str]:
     from .catalog import models
 
     for m in models():
-        keys = [m.id, m.name]
+        keys = [m.id, m.name, model_label(m, "en")]
         hub = hub_id(m)
         if hub:
             keys += [hub, hub.split("/", 1)[1]]

@@ -65,7 +65,7 @@ def _upto(n: int, at_bound: bool, locale: str) -> str:
 
 def breakdown(r: PlanResult, locale: str = "en") -> list[str]:
     """The readable lines: compute per token, utilisation, cards by time, the most that fits."""
-    from .catalog import gpu_label, model
+    from .catalog import gpu_label, model, model_label
     from .fmt import fmt
     from .i18n import t
 
@@ -102,5 +102,5 @@ def breakdown(r: PlanResult, locale: str = "en") -> list[str]:
             lines.append("    " + t("ui.max_batch", locale, seq=fmt(i.seq, "number", locale),
                                     batch=_upto(mf.batch, mf.batch_at_bound, locale)))
         if mf.model:
-            lines.append("    " + t("ui.max_model", locale, model=model(mf.model).name))
+            lines.append("    " + t("ui.max_model", locale, model=model_label(model(mf.model), locale)))
     return lines

@@ -94,7 +94,7 @@ def _tpl(key: str, loc: str, **html: str) -> str:
 def _model_name(run: Run, loc: str) -> str:
     """The preset's catalog name (escaped), or "Custom model" with its parameter count."""
     try:
-        return _e(catalog.model(run.fields.get("model", "")).name)
+        return _e(catalog.model_label(catalog.model(run.fields.get("model", "")), loc))
     except Exception:  # noqa: BLE001 - a custom architecture has no catalog name
         params = run.planning.inputs.arch.params
         return (f'{_e(t("ui.custom_model", loc))} ('

@@ -33,7 +33,7 @@ def throughput_block(loc: str, pct, tpl, count) -> str:
         per_token = train_flops(run.inputs).per_token
         peak = catalog.gpu(run.gpu).peak_flops
         estimated = Fraction(peak) * cal.get(run.inputs.method) / per_token
-        config = t("accuracy.throughput.config", loc, model=catalog.model(run.inputs.model).name,
+        config = t("accuracy.throughput.config", loc, model=catalog.model_label(catalog.model(run.inputs.model), loc),
                    method=t("method." + run.inputs.method.value, loc), n=run.cards,
                    gpu=catalog.gpu_label(catalog.gpu(run.gpu), loc), seq=run.inputs.seq,
                    batch=run.inputs.batch)

@@ -200,7 +200,7 @@ class Macros:
 
     # A model preset's name (escaped), so that names with digits are never typed.
     def model_name(self, preset_id: str) -> str:
-        return esc(catalog.model(preset_id).name)
+        return esc(catalog.model_label(catalog.model(preset_id), self.locale))
 
     # A card's display name in the page's locale (its memory size in the page's digits).
     def gpu_name(self, gpu_id: str) -> str:

@@ -96,7 +96,7 @@ class RunMacros:
         mf = max_fit(inputs, gpu, cards, scale)
         value = getattr(mf, what)
         if what == "model":
-            return "—" if value is None else esc(catalog.model(value).name)
+            return "—" if value is None else esc(catalog.model_label(catalog.model(value), self.m.locale))
         return "—" if value is None else self.m.fig(name or f"max_fit.{what}", value, "count")
 
     # A preset's stored (what="params") or active (what="active") parameter count.

@@ -66,7 +66,7 @@ def table_rule_of_thumb(m: Macros) -> str:
         aligns += ["--:", "--:"]
     rows = []
     for billions, preset in ROT_ROWS:
-        row = [m.num(billions, "billions", name="model_size"), esc(catalog.model(preset).name)]
+        row = [m.num(billions, "billions", name="model_size"), esc(catalog.model_label(catalog.model(preset), m.locale))]
         for method in ("lora", "qlora", "full"):
             row.append(m.rot(method, billions, name=f"rule_of_thumb.{method}"))
             fields = {"model": preset, "method": method}

@@ -39,7 +39,7 @@ def model_groups(loc: str) -> list[tuple[str, list[tuple[str, str]]]]:
         families: dict[str, list[tuple[str, str]]] = {}
         for m in catalog.models():
             if m.kind == kind:
-                families.setdefault(m.family, []).append((m.id, m.name))
+                families.setdefault(m.family, []).append((m.id, catalog.model_label(m, loc)))
         for family, items in families.items():
             out.append((tx(f"ui.model_kind.{kind}", loc, family=family), items))
     out.append((tx("ui.custom_model", loc), [(CUSTOM, tx("ui.custom_model", loc))]))

@@ -106,7 +106,7 @@ def _max_fit_block(mf: MaxFit, seq: int, batch: int, loc: str) -> str:
                      + "</p>")
     if mf.model:
         lines.append(f'<p data-calc="max_model" data-value="{e(mf.model)}">'
-                     + e(tx("ui.max_model", loc, model=catalog.model(mf.model).name)) + "</p>")
+                     + e(tx("ui.max_model", loc, model=catalog.model_label(catalog.model(mf.model), loc))) + "</p>")
     return iso(f'<div class="calc-max-fit">{"".join(lines)}</div>', loc)
 
 

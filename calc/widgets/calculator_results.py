@@ -134,7 +134,7 @@ def details_block(state: "State", s: ScaledEstimate, loc: str, wid: str) -> str:
     i = state.inputs
     unit = i.unit.value
     try:
-        model_name = catalog.model(i.model).name if i.model != CUSTOM else txc("ui.custom_model", loc)
+        model_name = catalog.model_label(catalog.model(i.model), loc) if i.model != CUSTOM else txc("ui.custom_model", loc)
     except CalcError:
         model_name = i.model
     components = s.gpu_components

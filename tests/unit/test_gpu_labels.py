@@ -171,3 +171,15 @@ def test_bad_label_is_a_data_error() -> None:
         catalog._gpu({**entry, "label": "apple-silicon-mac", "product": "Mac"}, set())
     ok = catalog._gpu({**entry, "label": "product-memory"}, set())
     assert ok.product == "X" and ok.label == "product-memory"
+
+
+def test_a_text_part_preset_says_so_in_the_readers_language():
+    """Gemma 3 4B's preset is the language model of a multimodal checkpoint: its label says
+    "(text)" in the reader's language (no English word on a Turkish page); a text-only model's
+    label is its name; both the name and the English label find the preset."""
+    gemma = catalog.model("gemma-3-4b")
+    assert catalog.model_label(gemma, "en") == "Gemma 3 4B (text)"
+    assert catalog.model_label(gemma, "tr") == "Gemma 3 4B (metin)"
+    assert catalog.model_label(gemma, "ru") == "Gemma 3 4B (текст)"
+    assert catalog.model_label(catalog.model("llama-3.1-8b"), "tr") == "Llama 3.1 8B"
+    assert catalog.resolve_model("Gemma 3 4B (text)") == catalog.resolve_model("gemma 3 4b") == "gemma-3-4b"
