@@ -56,6 +56,14 @@ PUBLISHED = {
     # Multimodal: the text part (language model); Table 1 counts the 417M vision encoder apart.
     "gemma-3-4b-it": (3_884e6, "Gemma 3 technical report arXiv:2503.19786 Table 1: 675M embedding "
                       "+ 3,209M non-embedding (text part)", "gemma-3-4b"),
+    # keras-team/keras-hub keras_hub/src/models/gemma3/gemma3_presets.py @00d9f10 (the Keras
+    # ports of the same checkpoints); Gemma 3 1B is text only.
+    "gemma-3-1b-it": (999_885_952, "keras-hub gemma3_presets.py, gemma3_instruct_1b: params 999885952",
+                      "gemma-3-1b"),
+    # Text part. Keras' embedding has 262,144 rows, the Hub checkpoint's 262,208 (Gemma3TextConfig's
+    # vocab_size): the reader counts 64 x 3840 = 245,760 more, 0.002 %.
+    "gemma-3-12b-it": (11_765_788_416, "keras-hub gemma3_presets.py, gemma3_instruct_12b_text: params "
+                       "11765788416 (text only)", "gemma-3-12b"),
 }
 #: Fixtures with no published total of the part counted; test_hfconfig_multimodal.py checks
 #: them against hand arithmetic instead.
@@ -108,6 +116,10 @@ def test_family_shapes() -> None:
     assert read_config(text("qwen3-30b-a3b")).experts_checkpoint is None
     assert parse_config(text("gemma-2-2b")).tied  # Gemma2Config ties embeddings by default
     assert read_config(text("llama-3.1-8b")).part == "all"
+    one = read_config(text("gemma-3-1b-it"))  # Gemma3ForCausalLM: text only, nothing left out
+    assert (one.part, one.left_out, one.arch.tied, one.arch.head_dim) == ("all", (), True, 256)
+    twelve = read_config(text("gemma-3-12b-it"))
+    assert (twelve.part, twelve.left_out, twelve.arch.vocab) == ("text", ("vision_config",), 262_208)
 
 
 def test_multimodal_config_counts_the_text_part() -> None:
