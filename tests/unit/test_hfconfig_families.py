@@ -196,3 +196,25 @@ def test_the_same_architecture_through_the_form_fields() -> None:
     again = parse(to_query(via_config))
     assert again.arch == replace(via_config.arch)
     assert again.arch == catalog.model("qwen3-30b-a3b").arch
+
+
+def test_olmoe_from_its_published_shapes_equals_its_checkpoints_count() -> None:
+    """OLMoE-1B-7B-0924: no verbatim copy of its config.json is stored here (fixtures README), so
+    the configuration is written in the test from the shapes of the OLMoE paper
+    (arXiv:2409.02060, Table 1: 16 layers, d_model 2048, 16 heads, 64 experts of which 8 active,
+    expert FFN 1024, vocabulary 50304, untied head), under OlmoeConfig's key names. Its count
+    must equal the checkpoint's safetensors total, 6,919,161,856 (recorded at Hub revision
+    6d84c48 in github.com/WildPino/SiliconLLM @99556ac), which the hand sum below also gives:
+    per layer q, k, v, o (4 x 2048^2), the full-width q and k norms (OlmoeAttention), the router
+    (2048 x 64), 64 experts of gate, up and down (3 x 2048 x 1024) and two norms; then the
+    embedding, the untied head and the final norm."""
+    cfg = {"architectures": ["OlmoeForCausalLM"], "model_type": "olmoe", "vocab_size": 50304,
+           "hidden_size": 2048, "intermediate_size": 1024, "num_hidden_layers": 16,
+           "num_attention_heads": 16, "num_key_value_heads": 16, "num_experts": 64,
+           "num_experts_per_tok": 8, "tie_word_embeddings": False}
+    per_layer = 4 * 2048 * 2048 + 2 * 2048 + 2048 * 64 + 64 * 3 * 2048 * 1024 + 2 * 2048
+    by_hand = 16 * per_layer + 2 * 50304 * 2048 + 2048
+    assert by_hand == 6_919_161_856
+    reading = read_config(json.dumps(cfg))
+    assert reading.arch.params == by_hand
+    assert (reading.arch.experts, reading.arch.experts_active) == (64, 8)
