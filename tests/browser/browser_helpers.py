@@ -193,3 +193,25 @@ def expected_quick(query: dict, locale: str) -> dict:
 
 EXPECTED = {"calculator": expected_calculator, "adapter": expected_adapter,
             "quick": expected_quick, "cost": expected_cost}
+
+
+class Held:
+    """Requests held back until release(): Python's runtime arriving when a test says (while
+    Python is still loading). A request after the release goes through (e.g. the GET after the
+    worker's HEAD check)."""
+
+    def __init__(self):
+        self.routes = []
+        self.released = False
+
+    def __call__(self, route):
+        if self.released:
+            route.continue_()
+        else:
+            self.routes.append(route)
+
+    def release(self):
+        self.released = True
+        for route in self.routes:
+            route.continue_()
+        self.routes.clear()

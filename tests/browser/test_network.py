@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import time
 
-from browser_helpers import (Watch, assert_figures, expected_calculator, figures, root,
+from browser_helpers import (Held, Watch, assert_figures, expected_calculator, figures, root,
                              wait_ready)
 from calc.i18n import t
 
@@ -143,25 +143,6 @@ def test_a_missing_snapshot_boots_the_ordinary_way(browser, calc_site):
     finally:
         context.close()
 
-
-class Held:
-    """Requests held back until release(): Python's runtime arriving when the test says."""
-
-    def __init__(self):
-        self.routes = []
-        self.released = False
-
-    def __call__(self, route):
-        if self.released:  # e.g. the GET after the worker's HEAD check
-            route.continue_()
-        else:
-            self.routes.append(route)
-
-    def release(self):
-        self.released = True
-        for route in self.routes:
-            route.continue_()
-        self.routes.clear()
 
 
 def test_an_edit_before_python_is_marked_stale_and_computed_when_ready(browser, calc_site):

@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from browser_helpers import (LOCALES, Watch, assert_figures, expected_calculator, figures, root,
+from browser_helpers import (Held, LOCALES, Watch, assert_figures, expected_calculator, figures, root,
                              wait_idle, wait_ready)
 from calc.fmt import fmt
 from calc.html import local_digits
@@ -168,24 +168,6 @@ def test_phone_no_overflow_and_no_layout_shift_at_load(layout_context, calc_site
     finally:
         page.close()
 
-
-class Held:
-    """Holds Pyodide's WebAssembly back until released (Python is still loading meanwhile)."""
-
-    def __init__(self):
-        self.routes, self.released = [], False
-
-    def __call__(self, route):
-        if self.released:
-            route.continue_()
-        else:
-            self.routes.append(route)
-
-    def release(self):
-        self.released = True
-        for route in self.routes:
-            route.continue_()
-        self.routes.clear()
 
 
 @pytest.mark.parametrize("locale", LOCALES)
