@@ -215,3 +215,11 @@ class Held:
         for route in self.routes:
             route.continue_()
         self.routes.clear()
+
+    def release_once_asked(self, page, seconds: float = 10):
+        """Release as soon as the page has asked for a held request (or after `seconds`)."""
+        for _ in range(int(seconds * 10)):
+            if self.routes:
+                break
+            page.wait_for_timeout(100)
+        self.release()

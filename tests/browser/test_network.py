@@ -162,11 +162,7 @@ def test_an_edit_before_python_is_marked_stale_and_computed_when_ready(browser, 
         stale_text = r.get_attribute("data-msg-loading-stale")
         status = r.locator("[data-calc-status]").text_content()
         assert status.startswith(stale_text or t("ui.loading", "en")), status
-        for _ in range(100):
-            if held.routes:
-                break
-            page.wait_for_timeout(100)
-        held.release()
+        held.release_once_asked(page)
         wait_ready(page, "calculator")
         assert results.get_attribute("data-stale") is None
         assert_figures(figures(page, "calculator"), expected_calculator({"seq": "3072"}, "en"))
@@ -190,11 +186,7 @@ def test_a_links_inputs_show_at_once_and_an_edit_during_loading_is_kept(browser,
         assert r.get_attribute("data-pending") == "link"
         r.locator('[name="batch"]').fill("2")
         assert r.get_attribute("data-pending") == "edit"
-        for _ in range(100):
-            if held.routes:
-                break
-            page.wait_for_timeout(100)
-        held.release()
+        held.release_once_asked(page)
         wait_ready(page, "calculator")
         assert r.locator('[name="batch"]').input_value() == "2"
         assert r.locator('[name="seq"]').input_value() == "8192"

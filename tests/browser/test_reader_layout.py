@@ -197,11 +197,7 @@ def test_a_qlora_link_is_marked_computing_in_view_until_python_answers(browser, 
         rank.scroll_into_view_if_needed()
         rank.fill("16")
         _in_view_and_clear(page.evaluate(BOXES, SUMMARY))
-        for _ in range(100):
-            if held.routes:
-                break
-            page.wait_for_timeout(100)
-        held.release()
+        held.release_once_asked(page)
         wait_ready(page, "calculator")
         assert rank.input_value() == local_digits("16", locale)  # the form writes the locale's digits
         assert r.locator('input[name="method"][value="qlora"]').is_checked()
