@@ -137,18 +137,21 @@ def test_max_fit_searches_the_fit_tables_rule(fields, scale_fields, gpu_id, card
     (("--model", "llama-3.1-8b", "--method", "full", "--objective", "dpo"), "zero3"),
 ], ids=str)
 def test_the_command_lines_plan_counts_what_its_cards_say(flags, strategy):
-    """`python -m calc --json`: each card's plan `cards` (merged into `fits`) is the fewest of
-    the JSON's own `cards` table for the run's strategy, and the independent count."""
+    """`python -m calc --json` (its `main`, in this process: the Pyodide run of this suite has
+    no subprocesses; tests/unit/test_cli.py runs the command itself): each card's plan `cards`
+    (merged into `fits`) is the fewest of the JSON's own `cards` table for the run's strategy,
+    and the independent count."""
+    import contextlib
+    import io
     import json
-    import subprocess
-    import sys
-    from pathlib import Path
 
-    out = subprocess.run([sys.executable, "-m", "calc", *flags, "--tokens", "1M", "--gpu",
-                          "h100-80", "--json"], cwd=Path(__file__).resolve().parents[2],
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    data = json.loads(out.stdout)
+    from calc.__main__ import main
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = main([*flags, "--tokens", "1M", "--gpu", "h100-80", "--json"])
+    assert code == 0, stderr.getvalue()
+    data = json.loads(stdout.getvalue())
     fields = dict(zip(flags[::2], flags[1::2]))
     inputs = parse({k[2:]: v for k, v in fields.items() if k[2:] not in ("sharding", "objective")})
     sc = parse_scale({k[2:]: v for k, v in fields.items() if k[2:] in ("sharding", "objective")})
