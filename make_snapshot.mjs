@@ -13,6 +13,13 @@
 // Delta against the WebAssembly's own data (docs/assets/calc/delta.mjs): the range of the
 // module's static data is written XORed with its data segments, which the reader has in the
 // .wasm already: a smaller download. OUT.json holds the manifest's `snapshot_delta`.
+//
+// OUT.lite: the standard library for a plain boot on a slow line (worker.js chooses it when the
+// .wasm arrives slowly): only the modules this Python has imported by the time calc is imported
+// and warmed up, compiled to bytecode here (unchecked hash-based .pyc, PEP 552, by the same
+// Python the reader runs), stored uncompressed in one zip (the host compresses the file as a
+// whole). Importing from source is most of a plain boot's time; the full python_stdlib.zip
+// (sources) replaces it once the calculator is live, for whatever else is imported later.
 
 import { readFileSync, writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
@@ -43,9 +50,40 @@ import calc.render
 calc.render.prime()
 gc.collect()
 `);
+// What the worker runs after the boot too (calc.fields.TRUE_WORDS, the collector): the modules
+// from the standard library's archive, read before the snapshot (the list is small garbage).
+const imported = JSON.parse(pyodide.runPython(`
+import sys, json, calc.fields
+json.dumps(sorted({m.__file__ for m in list(sys.modules.values())
+                   if getattr(m, "__file__", None) and ".zip/" in m.__file__}))
+`));
 const snapshot = pyodide.makeMemorySnapshot();
 
 const delta = encode(snapshot, new Uint8Array(readFileSync(path.join(pyodideDir, "pyodide.asm.wasm"))));
 writeFileSync(outPath, snapshot);
 writeFileSync(outPath + ".json", JSON.stringify(delta) + "\n");
 console.log(`snapshot: ${snapshot.length} bytes -> ${outPath} (delta ${delta.from}-${delta.to})`);
+
+// The lite standard library, compiled by a fresh Python of the same build.
+const fresh = await loadPyodide({
+  indexURL: path.resolve(pyodideDir) + path.sep, stdout: () => {},
+  stderr: (line) => console.error(line),
+});
+fresh.globals.set("FILES", JSON.stringify(imported));
+const lite = fresh.runPython(`
+import io, json, zipfile
+from importlib._bootstrap_external import _code_to_hash_pyc
+files = json.loads(FILES)
+buf = io.BytesIO()
+with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as out:
+    for file in files:
+        archive, name = file.split(".zip/", 1)
+        with zipfile.ZipFile(archive + ".zip") as src:
+            source = src.read(name)
+        code = compile(source, file, "exec", dont_inherit=True)
+        out.writestr(zipfile.ZipInfo(name + "c", date_time=(1980, 1, 1, 0, 0, 0)),
+                     bytes(_code_to_hash_pyc(code, bytes(8), checked=False)))
+buf.getvalue()
+`).toJs();
+writeFileSync(outPath + ".lite", lite);
+console.log(`lite standard library: ${imported.length} modules, ${lite.length} bytes`);

@@ -36,6 +36,17 @@ PYODIDE_FILES = (
 )
 #: The memory snapshot the worker restores (assets/calc/SNAPSHOT_NAME, named in the manifest).
 SNAPSHOT_NAME = "snapshot.bin"
+#: The lite standard library of a plain boot on a slow line (make_snapshot.mjs's OUT.lite: the
+#: modules calc needs, precompiled), named in the manifest as `stdlib_lite`. A zip archive, but
+#: stored uncompressed: `.bin`, so the host compresses it as a whole (hosting.PRECOMPRESS).
+LITE_NAME = "stdlib-lite.bin"
+#: Below this download rate of the .wasm's first bytes (bytes per second, the manifest's
+#: `boot.lite_below`) the worker boots with the lite standard library instead of restoring the
+#: snapshot: the snapshot moves about 2.5 MB more (Brotli) and saves about 1.1 s of CPU
+#: (BENCHMARKS.md section 7), so it pays from about 2.3 MB/s (18 Mbit/s) up.
+LITE_BELOW_BYTES_PER_S = 2_000_000
+#: How long the worker measures that rate before it chooses (or until the .wasm is complete).
+LITE_DECIDE_MS = 400
 SNAPSHOT_SCRIPT = ROOT / "make_snapshot.mjs"
 #: The snapshot's delta against the .wasm's data (imported by the script and by the worker).
 SNAPSHOT_DELTA = ROOT / "docs" / "assets" / "calc" / "delta.mjs"
@@ -142,20 +153,24 @@ RUNTIME_DOWNLOADS = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "pyth
                      "pyodide-lock.json")
 
 
-def download_sizes(pyodide_dir: Path, wheel: Path, snapshot: Path) -> dict[str, int]:
+def download_sizes(pyodide_dir: Path, wheel: Path, snapshot: Path,
+                   lite: Path | None = None) -> dict[str, int]:
     """The manifest's `files`: {path relative to manifest.json: bytes} of every file the worker
     may fetch before it is ready. The worker (net.js) adds up the ones its path takes (the
-    snapshot, or the standard library without it) for the page's progress, and refuses a body
-    of another size (a download cut short)."""
+    snapshot; the lite standard library; or the standard library alone) for the page's
+    progress, and refuses a body of another size (a download cut short)."""
     out = {f"../pyodide/{name}": (pyodide_dir / name).stat().st_size for name in RUNTIME_DOWNLOADS}
     out[wheel.name] = wheel.stat().st_size
     out[snapshot.name] = snapshot.stat().st_size
+    if lite is not None:
+        out[lite.name] = lite.stat().st_size
     return out
 
 
 def build_snapshot(pyodide_dir: Path, wheel: Path, dest: Path) -> Path:
     """Pyodide's memory with calc imported and warmed up, made by Node (`make_snapshot.mjs`),
-    cached by the hash of its inputs (with the script's OUT.json beside it); named in
+    cached by the hash of its inputs (with the script's OUT.json and OUT.lite beside it: the
+    delta, and the lite standard library shipped as LITE_NAME); named in
     dest/manifest.json (`snapshot`, its size and SHA-256 as shipped, `snapshot_delta`: the
     range written as a delta against the runtime's own data, which worker.js undoes)."""
     cache = Path(os.environ.get("CALC_SNAPSHOT_CACHE") or ROOT / ".cache" / "snapshot")
@@ -170,24 +185,29 @@ def build_snapshot(pyodide_dir: Path, wheel: Path, dest: Path) -> Path:
         proc = subprocess.run([node, str(SNAPSHOT_SCRIPT), str(pyodide_dir), str(wheel), str(tmp)],
                               capture_output=True, text=True)
         tmp_delta = tmp.with_name(tmp.name + ".json")
-        if proc.returncode != 0 or not tmp.is_file() or not tmp_delta.is_file():
-            tmp.unlink(missing_ok=True)
-            tmp_delta.unlink(missing_ok=True)
+        tmp_lite = tmp.with_name(tmp.name + ".lite")
+        if proc.returncode != 0 or not all(p.is_file() for p in (tmp, tmp_delta, tmp_lite)):
+            for p in (tmp, tmp_delta, tmp_lite):
+                p.unlink(missing_ok=True)
             raise fail(f"making the Pyodide snapshot failed:\n{proc.stdout}\n{proc.stderr}")
-        for old in [*cache.glob("*.bin"), *cache.glob("*.bin.json")]:
+        for old in [*cache.glob("*.bin"), *cache.glob("*.bin.json"), *cache.glob("*.bin.lite")]:
             old.unlink()  # one snapshot is kept: the current one
         tmp_delta.replace(cached.with_name(cached.name + ".json"))
+        tmp_lite.replace(cached.with_name(cached.name + ".lite"))
         tmp.replace(cached)
     delta = json.loads(cached.with_name(cached.name + ".json").read_text(encoding="utf-8"))
     target = dest / SNAPSHOT_NAME
     shutil.copyfile(cached, target)
+    lite = dest / LITE_NAME
+    shutil.copyfile(cached.with_name(cached.name + ".lite"), lite)
     data = target.read_bytes()
     manifest_path = dest / "manifest.json"
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     manifest.update({"snapshot": SNAPSHOT_NAME, "snapshot_size": len(data),
                      "snapshot_sha256": hashlib.sha256(data).hexdigest(),
-                     "snapshot_delta": delta,
-                     "files": download_sizes(pyodide_dir, wheel, target)})
+                     "snapshot_delta": delta, "stdlib_lite": LITE_NAME,
+                     "boot": {"lite_below": LITE_BELOW_BYTES_PER_S, "decide_ms": LITE_DECIDE_MS},
+                     "files": download_sizes(pyodide_dir, wheel, target, lite)})
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return target
 

@@ -20,6 +20,22 @@ def test_the_manifest_names_the_snapshot(calc_site):
 SMALL = 4 * 65536  # bytes: a stand-in snapshot, small enough to go through the test's route
 
 
+def _snapshot_path(data: dict) -> dict:
+    """The manifest with the lite boot turned off (no line is slower than 0 bytes per second):
+    these tests are about the snapshot, whatever this machine's load makes of the .wasm's rate
+    (the lite path: test_lite_boot.py)."""
+    data["boot"]["lite_below"] = 0
+    return data
+
+
+def _pin_snapshot(context) -> None:
+    def manifest(route):
+        data = _snapshot_path(route.fetch().json())
+        route.fulfill(status=200, body=json.dumps(data), content_type="application/json")
+
+    context.route("**/assets/calc/manifest.json", manifest)
+
+
 def _missing(context):
     context.route("**/assets/calc/snapshot.bin",
                   lambda route: route.fulfill(status=404, content_type="text/plain", body="no"))
@@ -35,7 +51,7 @@ def _truncated(context):
 def _not_a_snapshot(context):
     """The size the manifest says, but not Pyodide's memory (no magic number, no build id)."""
     def manifest(route):
-        data = route.fetch().json()
+        data = _snapshot_path(route.fetch().json())
         data["snapshot_size"] = SMALL
         route.fulfill(status=200, body=json.dumps(data), content_type="application/json")
 
@@ -49,7 +65,7 @@ def _wrong_delta(context):
     """The manifest's check of the snapshot's delta does not match what XOR gives back (as a
     runtime other than the one the snapshot was made with would)."""
     def manifest(route):
-        data = route.fetch().json()
+        data = _snapshot_path(route.fetch().json())
         data["snapshot_delta"]["check"] = (data["snapshot_delta"]["check"] + 1) % 2**32
         route.fulfill(status=200, body=json.dumps(data), content_type="application/json")
 
@@ -61,6 +77,8 @@ def _wrong_delta(context):
 def test_calculator_works_with_or_without_the_snapshot(browser, calc_site, breaks):
     context = browser.new_context()
     try:
+        if breaks in (None, _missing, _truncated):
+            _pin_snapshot(context)
         if breaks is not None:
             breaks(context)
         page = context.new_page()
@@ -103,6 +121,7 @@ def test_the_snapshot_is_restored_not_booted_around(browser, calc_site):
     assert 0 < delta["from"] < delta["to"] <= manifest["snapshot_size"]
     context = browser.new_context()
     try:
+        _pin_snapshot(context)
         held = []
         # never answered: an ordinary boot would wait for it
         context.route("**/assets/pyodide/python_stdlib.zip", lambda route: held.append(route))
@@ -110,6 +129,8 @@ def test_the_snapshot_is_restored_not_booted_around(browser, calc_site):
         watch = Watch(calc_site.origin).attach(page)
         page.goto(calc_site.page_url("en", "calculator"))
         wait_ready(page, "calculator")
+        assert any(u.endswith("/assets/calc/snapshot.bin") for u in watch.requests)
+        assert not any(u.endswith("/assets/calc/stdlib-lite.bin") for u in watch.requests)
         query = {"model": "qwen2.5-7b", "method": "qlora", "seq": "4096"}
         set_form(page, "calculator", query)
         assert_figures(figures(page, "calculator"), expected_calculator(query, "en"))

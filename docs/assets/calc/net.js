@@ -10,13 +10,18 @@
 //   body, so whoever reads it fails too instead of waiting;
 // - emptyZipURL(url) is answered here, without the network, with an empty zip archive (what
 //   Pyodide gets as its standard library when Python runs from the snapshot, worker.js).
-// expect(manifest, manifestURL, snapshot) sets the total: the sizes of the files that path
-// downloads (with the snapshot: the snapshot and no standard library; without: the reverse).
+// expect(manifest, manifestURL, path) sets the total: the sizes of the files that boot path
+// downloads ("snapshot": the snapshot, no standard library; "lite": the lite standard library;
+// "plain": the standard library; worker.js).
 // arrived(path) counts a file fetched by import() (the runtime's modules), which no fetch sees.
 // stop() ends the counting (READY, or a fault): later responses pass untouched.
 // keep(href) keeps the body of the next response for that URL as it arrives (the .wasm's bytes,
 // for the snapshot's delta: worker.js); kept(href) returns it once complete (else null);
 // keep(null) lets it go.
+// prefetch(href) fetches it at once and reads its body as it arrives (counted, kept), so that
+// rate(href, ms) can tell how fast it comes before anyone asks for it: the bytes per second
+// from its first chunk, once it is complete or `ms` after that chunk. The next fetch of that URL
+// (Pyodide's own, of the .wasm) gets the same bytes, those already there and those to come.
 
 import * as messages from "./messages.js";
 
@@ -24,8 +29,13 @@ const PROGRESS_MS = 250;
 // An empty zip archive: only its end-of-central-directory record (APPNOTE.TXT 4.3.16).
 const EMPTY_ZIP = new Uint8Array([0x50, 0x4b, 0x05, 0x06, ...new Array(18).fill(0)]);
 const NO_BODY = new Set([101, 204, 205, 304]);
-const SKIPPED_WITH_SNAPSHOT = "python_stdlib.zip";
-const SKIPPED_WITHOUT = (manifest) => manifest.snapshot;
+const STDLIB = "python_stdlib.zip";
+// What each boot path does not download before READY (worker.js).
+const SKIPPED = {
+  snapshot: (m) => [STDLIB, m.stdlib_lite],
+  lite: (m) => [STDLIB, m.snapshot],
+  plain: (m) => [m.snapshot, m.stdlib_lite],
+};
 
 export class Downloads {
   constructor(scope, post, onCut) {
@@ -39,17 +49,19 @@ export class Downloads {
     this.stopped = false;
     this.last = 0;
     this.keeping = null; // {href, chunks, done}
+    this.prefetched = new Map(); // href -> {chunks, done, error, first, got, wake, head}
     const realFetch = scope.fetch.bind(scope);
+    this.realFetch = realFetch;
     scope.fetch = (input, init) => this.fetch(realFetch, input, init);
   }
 
-  expect(manifest, manifestURL, snapshot) {
+  expect(manifest, manifestURL, path) {
     const files = (manifest && manifest.files) || {};
-    const skip = snapshot ? SKIPPED_WITH_SNAPSHOT : SKIPPED_WITHOUT(manifest || {});
+    const skip = (SKIPPED[path] || SKIPPED.plain)(manifest || {});
     this.sizes.clear();
     this.total = 0;
     for (const [path, size] of Object.entries(files)) {
-      if (!Number.isFinite(size) || path.split("/").pop() === skip) continue;
+      if (!Number.isFinite(size) || skip.includes(path.split("/").pop())) continue;
       this.sizes.set(new URL(path, manifestURL).href, size);
       this.total += size;
     }
@@ -80,6 +92,69 @@ export class Downloads {
     return out;
   }
 
+  prefetch(href) {
+    const entry = { chunks: [], done: false, error: null, first: 0, got: 0, waiting: [] };
+    entry.wake = () => entry.waiting.splice(0).forEach((f) => f());
+    entry.head = (async () => {
+      const response = await this.fetch(this.realFetch, href, undefined, false); // counted
+      (async () => {
+        const reader = response.body.getReader();
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          entry.first ||= performance.now();
+          entry.got += value.byteLength;
+          entry.chunks.push(value);
+          entry.wake();
+        }
+        entry.done = true;
+      })().catch((err) => { entry.error = err; }).finally(entry.wake);
+      return response;
+    })();
+    entry.head.catch((err) => { entry.error = err; entry.wake(); });
+    this.prefetched.set(href, entry);
+  }
+
+  rate(href, ms) {
+    const entry = this.prefetched.get(href) || this.replayed;
+    if (!entry) return Promise.resolve(Infinity);
+    return new Promise((resolve) => {
+      let timer = null;
+      const check = () => {
+        const elapsed = entry.first ? performance.now() - entry.first : 0;
+        if (entry.error) return resolve(0);
+        if (!entry.done && (!entry.first || elapsed < ms)) {
+          entry.waiting.push(check);
+          if (entry.first && !timer) timer = setTimeout(check, ms - elapsed);
+          return undefined;
+        }
+        clearTimeout(timer);
+        return resolve(entry.done && elapsed < 1 ? Infinity : (entry.got * 1000) / elapsed);
+      };
+      check();
+    });
+  }
+
+  // The prefetched body again, as a new response: its chunks so far, then the rest as it comes.
+  async replay(entry) {
+    const response = await entry.head;
+    let next = 0;
+    const body = new ReadableStream({
+      pull: (controller) => new Promise((resolve) => {
+        const step = () => {
+          if (next < entry.chunks.length) controller.enqueue(entry.chunks[next++]);
+          else if (entry.error) controller.error(entry.error);
+          else if (entry.done) controller.close();
+          else return entry.waiting.push(step);
+          return resolve();
+        };
+        step();
+      }),
+    });
+    return new Response(body, {
+      status: response.status, statusText: response.statusText, headers: response.headers });
+  }
+
   emptyZipURL(url) {
     this.empty = new URL(url);
     this.empty.search = "?empty";
@@ -98,10 +173,17 @@ export class Downloads {
     this.post(messages.progress(this.loaded, this.total));
   }
 
-  async fetch(realFetch, input, init) {
+  async fetch(realFetch, input, init, replay = true) {
     const href = typeof input === "string" || input instanceof URL ? String(input) : input.url;
     if (this.empty && href === this.empty.href) {
       return new Response(EMPTY_ZIP, { headers: { "content-type": "application/zip" } });
+    }
+    const absolute = new URL(href, self.location.href).href;
+    const pre = replay && this.prefetched.get(absolute);
+    if (pre && !(init && init.method) && !(input && input.method)) {
+      this.prefetched.delete(absolute);
+      this.replayed = pre;
+      return this.replay(pre);
     }
     const response = await realFetch(input, init);
     const method = ((init && init.method) || (input && input.method) || "GET").toUpperCase();
@@ -109,7 +191,8 @@ export class Downloads {
       return response;
     }
     const url = new URL(href, self.location.href);
-    const expected = response.ok ? this.sizes.get(url.origin + url.pathname) : undefined;
+    // read at the end: a body that started before the manifest was in (the prefetched .wasm)
+    const expected = () => (response.ok ? this.sizes.get(url.origin + url.pathname) : undefined);
     const keep = response.ok && this.keeping && this.keeping.href === url.origin + url.pathname
       ? this.keeping : null;
     if (keep) keep.chunks = [];
@@ -129,8 +212,9 @@ export class Downloads {
                        controller);
         }
         if (chunk.done) {
-          if (expected !== undefined && got !== expected) {
-            return fault(new Error(`download cut: ${url.pathname}: ${got} bytes of ${expected}`),
+          const size = expected();
+          if (size !== undefined && got !== size) {
+            return fault(new Error(`download cut: ${url.pathname}: ${got} bytes of ${size}`),
                          controller);
           }
           if (keep) keep.done = true;

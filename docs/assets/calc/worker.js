@@ -21,6 +21,14 @@
 // library (python_stdlib.zip) is not on the way to READY: everything calc imports is in the
 // snapshot's memory already, so Pyodide gets an empty archive and the real one is fetched
 // after READY (a request that needs it meanwhile waits for it: `stdlibReady`).
+//
+// Snapshot or lite boot, by the line: the .wasm is needed either way and is fetched first, at
+// once (downloads.prefetch); how fast its first bytes come (the manifest's `boot`: the rate
+// over `decide_ms`, against `lite_below` bytes per second) chooses. A fast line (or a cache)
+// restores the snapshot; a slow one boots Python the ordinary way but from the lite standard
+// library (`stdlib_lite`: only the modules calc needs, precompiled: make_snapshot.mjs), which
+// moves about 2.5 MB less and costs about a second more of CPU. When the lite boot fails,
+// Python boots from the full standard library.
 
 import * as messages from "./messages.js";
 import { Downloads } from "./net.js";
@@ -34,11 +42,15 @@ const stdlibURL = new URL("python_stdlib.zip", pyodideBase);
 const wasmURL = new URL("pyodide.asm.wasm", pyodideBase);
 
 const post = (message) => self.postMessage(message);
-// A cut download is a network fault, but for the snapshot: then Python boots the ordinary way.
-let snapshotURL = null;
+// A cut download is a network fault, but for the snapshot or the lite standard library: then
+// Python boots the ordinary way.
+const fallbackURLs = new Set();
 const downloads = new Downloads(self, post, (err, url) => {
-  if (!(url && snapshotURL && url.href === snapshotURL)) report(err, CAUSE.NETWORK);
+  if (!(url && fallbackURLs.has(url.href))) report(err, CAUSE.NETWORK);
 });
+// The .wasm at once (its bytes kept for the snapshot's delta until the boot path is chosen).
+downloads.keep(wasmURL.href);
+downloads.prefetch(wasmURL.href);
 
 function describe(err) {
   return String((err && (err.message || err.name)) || err).slice(0, 500);
@@ -53,8 +65,14 @@ async function fetchOk(url, what) {
 const manifestPromise = (async () => (await fetchOk(manifestURL, "manifest")).json())();
 // The sizes to check, as soon as the manifest is there: before the wheel's request starts
 // (its continuation below is registered later), not once the runtime's modules are in too.
-manifestPromise.then((m) => downloads.expect(m, manifestURL, typeof m.snapshot === "string"),
-                     () => {});
+manifestPromise.then((m) => downloads.expect(m, manifestURL, bootPath(m)), () => {});
+
+// "snapshot", "lite" or "plain" (no snapshot), for the .wasm's measured rate (bytes per second).
+function bootPath(manifest, rate = Infinity) {
+  if (typeof manifest.snapshot !== "string") return "plain";
+  const below = (manifest.boot || {}).lite_below;
+  return typeof manifest.stdlib_lite === "string" && rate < below ? "lite" : "snapshot";
+}
 
 // The wheel is fetched while the runtime boots.
 async function fetchWheel() {
@@ -95,7 +113,7 @@ async function checkWasm() {
 // The snapshot's bytes, checked against the manifest's size (a truncated download).
 async function fetchSnapshot(manifest) {
   const url = new URL(manifest.snapshot, manifestURL);
-  snapshotURL = url.href;
+  fallbackURLs.add(url.href);
   const bytes = new Uint8Array(await (await fetchOk(url, "snapshot")).arrayBuffer());
   if (manifest.snapshot_size && bytes.length !== manifest.snapshot_size) {
     throw new Error(`snapshot: ${bytes.length} bytes, expected ${manifest.snapshot_size}`);
@@ -125,7 +143,7 @@ function withDelta(createModule, delta) {
 
 let stage = STAGE.RUNTIME;
 let reported = false;
-let tryingSnapshot = false;
+let tryingFast = false; // the snapshot or the lite boot: a failure falls back to the plain one
 const report = (err, cause = CAUSE.LOAD) => {
   if (reported) return;
   reported = true;
@@ -135,7 +153,7 @@ const report = (err, cause = CAUSE.LOAD) => {
 // Pyodide's own loader can fail inside promises nobody awaits: report those too.
 self.addEventListener("unhandledrejection", (event) => {
   event.preventDefault();
-  if (stage !== STAGE.READY && !tryingSnapshot) report(event.reason);
+  if (stage !== STAGE.READY && !tryingFast) report(event.reason);
 });
 
 // The standard library, once Python runs from the snapshot: fetched after READY (or at once
@@ -174,10 +192,13 @@ const ready = (async () => {
                     createPyodideModule };
   let pyodide = null;
   let restored = false;
-  downloads.expect(manifest, manifestURL, typeof manifest.snapshot === "string");
-  if (typeof manifest.snapshot === "string") {
-    tryingSnapshot = true;
-    if (manifest.snapshot_delta) downloads.keep(wasmURL.href);
+  const choice = bootPath(manifest, 0) === "lite"; // else there is nothing to choose
+  const path = bootPath(manifest, choice
+    ? await downloads.rate(wasmURL.href, (manifest.boot || {}).decide_ms || 0) : Infinity);
+  downloads.expect(manifest, manifestURL, path);
+  if (path !== "snapshot" || !manifest.snapshot_delta) downloads.keep(null);
+  tryingFast = path !== "plain";
+  if (path === "snapshot") {
     try {
       pyodide = await loadPyodide({
         ...options, _loadSnapshot: fetchSnapshot(manifest),
@@ -188,11 +209,20 @@ const ready = (async () => {
     } catch {
       pyodide = null; // boot the ordinary way below
     }
-    tryingSnapshot = false;
+  } else if (path === "lite") {
+    const liteURL = new URL(manifest.stdlib_lite, manifestURL);
+    fallbackURLs.add(liteURL.href);
+    try {
+      pyodide = await loadPyodide({ ...options, stdLibURL: liteURL.href });
+      deferredStdlib = true;
+    } catch {
+      pyodide = null;
+    }
   }
+  tryingFast = false;
   downloads.keep(null); // the .wasm's bytes are not needed any more
   if (!pyodide) {
-    downloads.expect(manifest, manifestURL, false);
+    downloads.expect(manifest, manifestURL, "plain");
     pyodide = await loadPyodide(options);
   }
   pyodideRef = pyodide;

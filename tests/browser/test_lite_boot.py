@@ -1,0 +1,148 @@
+"""The boot path by the line (worker.js, issue 18): the worker measures how fast the .wasm's first
+bytes arrive and, below the manifest's `boot.lite_below`, boots Python the ordinary way from the
+lite standard library (make_snapshot.mjs: the modules calc needs, precompiled) instead of
+downloading the snapshot; the full standard library follows once the calculator is live. The
+figures are calc's either way."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from browser_helpers import (Held, Watch, assert_figures, expected_calculator, figures, root,
+                             set_form, wait_ready)
+from calc import CalcError, parse
+from calc.html import bidi_text
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "configs"
+
+QUERY = {"model": "qwen2.5-7b", "method": "qlora", "seq": "4096"}
+
+
+def _manifest(calc_site) -> dict:
+    return json.loads((calc_site.directory / "assets/calc/manifest.json").read_text())
+
+
+def test_the_manifest_names_a_lite_standard_library_of_precompiled_modules(calc_site):
+    manifest = _manifest(calc_site)
+    lite = calc_site.directory / "assets/calc" / manifest["stdlib_lite"]
+    assert manifest["files"][manifest["stdlib_lite"]] == lite.stat().st_size
+    assert manifest["boot"]["lite_below"] > 0 and manifest["boot"]["decide_ms"] > 0
+    full = zipfile.ZipFile(calc_site.directory / "assets/pyodide/python_stdlib.zip")
+    sources = set(full.namelist())
+    with zipfile.ZipFile(lite) as z:
+        names = z.namelist()
+        # bytecode only, each of a module of the full archive, stored (the host compresses)
+        assert names and all(n.endswith(".pyc") and n[:-1] in sources for n in names)
+        assert {i.compress_type for i in z.infolist()} == {zipfile.ZIP_STORED}
+        # what calc imports (calc/*.py) and what Pyodide's own start needs
+        for module in ("json/__init__.pyc", "decimal.pyc", "fractions.pyc", "dataclasses.pyc",
+                       "_pyodide/__init__.pyc", "pyodide/__init__.pyc"):
+            assert module in names
+        # an unchecked hash-based .pyc (PEP 552: flags 0b01), so no source is needed beside it
+        header = z.read("decimal.pyc")[:8]
+        assert int.from_bytes(header[4:8], "little") == 0b01
+    # only what is needed: a small part of the archive
+    assert len(names) < len(sources) / 2
+
+
+def _throttle(context, page, mbit: float, latency_ms: int) -> None:
+    cdp = context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    bps = mbit * 1e6 / 8
+    cdp.send("Network.emulateNetworkConditions", {
+        "offline": False, "latency": latency_ms, "downloadThroughput": bps,
+        "uploadThroughput": bps})
+
+
+def test_a_slow_line_boots_from_the_lite_standard_library(browser, calc_site):
+    """6 Mbit/s (below lite_below): no snapshot byte before live, the full standard library
+    held back by the server until then (the boot does not need it) and asked for after."""
+    manifest = _manifest(calc_site)
+    assert 6e6 / 8 < manifest["boot"]["lite_below"]
+    context = browser.new_context()
+    try:
+        held = Held()
+        context.route("**/assets/pyodide/python_stdlib.zip", held)
+        page = context.new_page()
+        watch = Watch(calc_site.origin).attach(page)
+        _throttle(context, page, 6, 20)
+        page.goto(calc_site.page_url("en", "calculator"))
+        wait_ready(page, "calculator")
+        before = list(watch.requests)
+        assert any(u.endswith("/assets/calc/" + manifest["stdlib_lite"]) for u in before)
+        assert not any(u.endswith("/assets/calc/" + manifest["snapshot"]) for u in before)
+        held.release_once_asked(page)  # held until now: the boot did not wait for it
+        assert any(u.endswith("/python_stdlib.zip") for u in watch.requests)
+        set_form(page, "calculator", QUERY)
+        assert_figures(figures(page, "calculator"), expected_calculator(QUERY, "en"))
+        watch.check()
+    finally:
+        context.close()
+
+
+def _lite_always(context, lite_status: int | None = None):
+    """The manifest's threshold above any line (every visit takes the lite path); with
+    `lite_status`, the lite standard library answered with that status instead."""
+    def manifest(route):
+        data = route.fetch().json()
+        data["boot"]["lite_below"] = 1e15
+        route.fulfill(status=200, body=json.dumps(data), content_type="application/json")
+
+    context.route("**/assets/calc/manifest.json", manifest)
+    if lite_status is not None:
+        context.route("**/assets/calc/stdlib-lite.bin",
+                      lambda route: route.fulfill(status=lite_status, body="no",
+                                                  content_type="text/plain"))
+
+
+def test_without_the_lite_standard_library_python_boots_from_the_full_one(browser, calc_site):
+    context = browser.new_context()
+    try:
+        _lite_always(context, lite_status=404)
+        page = context.new_page()
+        watch = Watch(calc_site.origin).attach(page)
+        page.goto(calc_site.page_url("ru", "calculator"))
+        wait_ready(page, "calculator")
+        assert any(u.endswith("/assets/pyodide/python_stdlib.zip") for u in watch.requests)
+        set_form(page, "calculator", QUERY)
+        assert_figures(figures(page, "calculator"), expected_calculator(QUERY, "ru"))
+        watch.failed = [f for f in watch.failed if "stdlib-lite.bin" not in f]
+        # Pyodide's own log of the failed archive (pyodide.mjs installStdlib), then the fallback
+        watch.console_errors = [e for e in watch.console_errors
+                                if "404" not in e and "stdlib-lite.bin" not in e
+                                and "installing the standard library" not in e]
+        watch.check()
+    finally:
+        context.close()
+
+
+def test_after_a_lite_boot_the_error_path_and_a_pasted_config_work(browser, calc_site):
+    """The lite archive holds what calc imports: an invalid field (the error path, translated)
+    and a pasted config.json (calc.hfconfig) are answered before the full standard library is
+    there (held back by the server for the whole test)."""
+    context = browser.new_context()
+    try:
+        _lite_always(context)
+        context.route("**/assets/pyodide/python_stdlib.zip", Held())  # never released
+        page = context.new_page()
+        watch = Watch(calc_site.origin).attach(page)
+        page.goto(calc_site.page_url("fa", "calculator"))
+        wait_ready(page, "calculator")
+        assert not any(u.endswith("/snapshot.bin") for u in watch.requests)
+        r = root(page, "calculator")
+        bad = {"seq": "-5"}
+        set_form(page, "calculator", bad)
+        with pytest.raises(CalcError) as err:
+            parse(bad, "fa")
+        message = bidi_text(err.value.messages("fa")["seq"], "fa")
+        assert r.locator('[data-calc-error-for="seq"]').text_content() == message
+        config = {"config": (FIXTURES / "gemma-3-1b-it.json").read_text(encoding="utf-8")}
+        set_form(page, "calculator", config)
+        assert_figures(figures(page, "calculator"), expected_calculator(config, "fa"))
+        assert watch.page_errors == []
+    finally:
+        context.close()
