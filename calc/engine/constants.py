@@ -146,7 +146,9 @@ CHUNKED_LOSS_CHUNKS = 8
 CHUNKED_LOGITS_BYTES = Fraction(2 + 4) + Fraction(4, CHUNKED_LOSS_CHUNKS)
 #: `compile` (torch.compile on the model and the loss), per token and vocabulary entry. Only
 #: the loss term changes; what Inductor's fusion saves inside the compiled layers (fewer
-#: intermediate activations) is not modelled: an over-estimate, stated.
+#: intermediate activations) is not modelled: an over-estimate, stated. Off in every stack:
+#: torchtune's stock configs say `compile: False` (recipes/configs/llama3_1/
+#: 8B_lora_single_device.yaml, 1814feb), TrainingArguments.torch_compile defaults to False.
 #: - `loss=chunked`: torchtune's `compile: True` (recipes/lora_finetune_single_device.py,
 #:   1814feb: `compile_model=cfg.compile` -> training.compile_model, and `if self._compile:
 #:   self._loss_fn = training.compile_loss(self._loss_fn)`) compiles, for
