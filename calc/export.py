@@ -13,8 +13,9 @@ standard library only; the tests parse the output with Python's `ast`, PyYAML an
 Each carries the model (its Hugging Face id: the repository of the preset's `source`), the
 method, LoRA rank and target modules, sequence length, micro-batch, gradient checkpointing,
 the optimizer, attention without or with an s x s score matrix, NF4 double quantisation and,
-when the inputs have them (the training-stack fields), the loss, the optimizer step and
-activation offloading. LoRA's alpha is not a memory setting: it is written as 2 x rank, the
+when the inputs have them (the training-stack fields), the loss, the optimizer step,
+activation offloading and torch.compile (TRL's `torch_compile`, Axolotl's `torch_compile`,
+torchtune's `compile`). LoRA's alpha is not a memory setting: it is written as 2 x rank, the
 rule torchtune's configs state ("usually alpha=2*rank"). Where a stack cannot express a calc
 setting the text says so in a comment next to the nearest setting, never silently.
 """
@@ -115,6 +116,7 @@ class ExportSettings:
     loss: str  # "full" or "chunked"
     opt_step: str  # "fused", "foreach" or "in-backward"
     act_offload: bool
+    compile: bool  # torch.compile on the model and the loss
     epochs: Decimal
     cards: int
     also_adapted: tuple[str, ...] = ()  # projections a fused module adapts beyond the targets
@@ -138,7 +140,7 @@ def settings(inputs: Inputs, epochs: Decimal = Decimal(1), cards: int = 1) -> Ex
         optimizer=inputs.optimizer, flash=getattr(inputs, "flash", True),
         dquant=getattr(inputs, "dquant", True),
         loss=_loss(k.loss.value), opt_step=k.opt_step.value,
-        act_offload=bool(k.act_offload), epochs=epochs, cards=cards,
+        act_offload=bool(k.act_offload), compile=bool(k.compile), epochs=epochs, cards=cards,
         also_adapted=extra if inputs.method is not Method.FULL else (),
         experts=expert_parameters(inputs))
 
@@ -243,6 +245,7 @@ def export_trl(s: ExportSettings) -> str:
     lines += ["    bf16=True,",
               f"    loss_type={'chunked_nll' if s.loss == 'chunked' else 'nll'!r},",
               f"    activation_offloading={s.act_offload},",
+              f"    torch_compile={s.compile},",
               f'    model_init_kwargs={{"dtype": "{_model_dtype(s)}", "attn_implementation": "{attn}"}},',
               ")", "trainer = SFTTrainer(", "    model=model_id,", "    args=args,",
               "    train_dataset=dataset,"]
@@ -308,6 +311,7 @@ def export_axolotl(s: ExportSettings) -> str:
     out += ["bf16: true", f"attn_implementation: {_yaml_scalar('sdpa' if s.flash else 'eager')}",
             f"chunked_cross_entropy: {_yaml_scalar(s.loss == 'chunked')}",
             f"activation_offloading: {_yaml_scalar(s.act_offload)}",
+            f"torch_compile: {_yaml_scalar(s.compile)}",
             "datasets:", '  - path: "tatsu-lab/alpaca"', '    type: "alpaca"',
             f'output_dir: "./outputs/{(s.model or "model").split("/")[-1]}-{s.method.value}"']
     if s.cards > 1:
@@ -381,6 +385,7 @@ def export_torchtune(s: ExportSettings, inputs: Inputs) -> str:
              "gradient_accumulation_steps=1", f"epochs={_epochs(s)}",
              f"enable_activation_checkpointing={s.ckpt}",
              f"enable_activation_offloading={s.act_offload}",
+             f"compile={s.compile}",
              f"optimizer._component_={TT_OPTIM[s.optimizer]}"]
     if s.optimizer in TT_FUSED:
         opts.append(f"optimizer.fused={s.opt_step != 'foreach'}")

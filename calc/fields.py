@@ -59,7 +59,7 @@ INT_LIMITS: dict[str, tuple[int, int]] = {
 ARCH_FIELDS = tuple(f.name for f in dc_fields(Architecture) if f.name not in arch_mod.BOOL_FIELDS)
 #: The training stack and its knobs (engine.md section 6); a knob left out takes the stack's value.
 STACK_FIELDS = ("framework", "adapter_dtype", "loss", "opt_step", "act_offload", "quantized",
-                "kbit_upcast")
+                "kbit_upcast", "compile")
 FIELDS = ("model", "config", *ARCH_FIELDS, "method", "rank", "targets", "seq", "batch",
           "ckpt", "optimizer", "unit", "mode", "flash", "dquant", "lora_experts", *STACK_FIELDS)
 #: The knobs that take one of an enumeration's values (the others are true/false).
@@ -372,6 +372,7 @@ def parse(query: Query, locale: str = "en", *, strict: bool = False) -> Inputs:
                          Framework.HF),
         act_offload=c.read("act_offload", read_bool),
         kbit_upcast=c.read("kbit_upcast", read_bool),
+        compile=c.read("compile", read_bool),
         **{name: c.read(name, lambda v, e=enum: read_knob(v, e, "unknown_knob_value"))
            for name, enum in KNOB_CHOICES.items()},
     )

@@ -141,9 +141,40 @@ LOGITS_BYTES = 4 + 4 + 4
 #: number of chunks, torchtune's num_output_chunks = 8). That is the peak: torchtune's recipes
 #: `del logits` before the backward pass, which then holds the FP32 log-softmax (4) and one
 #: chunk's gradients ((4 + 4 + 2) / 8). LitGPT keeps the log-softmax in BF16 (less), and a
-#: compiled loss keeps only the BF16 logits: both below this term.
+#: compiled loss (`compile`) keeps only the BF16 logits: both below this term.
 CHUNKED_LOSS_CHUNKS = 8
 CHUNKED_LOGITS_BYTES = Fraction(2 + 4) + Fraction(4, CHUNKED_LOSS_CHUNKS)
+#: `compile` (torch.compile on the model and the loss), per token and vocabulary entry. Only
+#: the loss term changes; what Inductor's fusion saves inside the compiled layers (fewer
+#: intermediate activations) is not modelled: an over-estimate, stated. Off in every stack:
+#: torchtune's stock configs say `compile: False` (recipes/configs/llama3_1/
+#: 8B_lora_single_device.yaml, 1814feb), TrainingArguments.torch_compile defaults to False.
+#: - `loss=chunked`: torchtune's `compile: True` (recipes/lora_finetune_single_device.py,
+#:   1814feb: `compile_model=cfg.compile` -> training.compile_model, and `if self._compile:
+#:   self._loss_fn = training.compile_loss(self._loss_fn)`) compiles, for
+#:   CEWithChunkedOutputLoss, only `compute_cross_entropy` (torchtune/training/_compile.py
+#:   compile_loss: `loss.compute_cross_entropy = torch.compile(loss.compute_cross_entropy)`),
+#:   which is `F.cross_entropy(logits.float(), labels, ...)` on one BF16 chunk
+#:   (torchtune/modules/loss/ce_chunked_output_loss.py). Inductor fuses the upcast, the
+#:   log-softmax and the NLL into one kernel: neither the FP32 upcast nor the log-softmax is
+#:   materialised, and the backward keeps the chunk's BF16 logits (the model's output,
+#:   TransformerDecoder.chunked_output) and a per-row log-sum-exp (negligible). Peak: all
+#:   the BF16 chunks (2) + one chunk's BF16 gradient in the backward pass (2 / 8).
+COMPILED_CHUNKED_LOGITS_BYTES = Fraction(2) + Fraction(2, CHUNKED_LOSS_CHUNKS)
+#: - `loss=full`, where the upcast is part of the compiled code (the Trainer's
+#:   `torch_compile=True` compiles the model, whose forward calls the loss:
+#:   LlamaForCausalLM.forward `loss = self.loss_function(logits=logits, ...)`, and
+#:   ForCausalLMLoss upcasts there): the whole BF16 logits tensor saved for the compiled
+#:   cross-entropy's backward (2) and its BF16 gradient, written in one go (2).
+COMPILED_LOGITS_BYTES = 2 + 2
+#: - `loss=full` where the model's own forward returns FP32 logits outside what is compiled
+#:   (the stack fact `fp32_logits_output`: torchtune's TransformerDecoder.forward, without
+#:   output chunks, `output = self.output(h).float()`, and training.compile_model compiles
+#:   the decoder layers only, 1814feb): the compiled loss receives the FP32 logits and keeps
+#:   them for its backward (4), which writes their FP32 gradient (4); the BF16 projection
+#:   output is not kept (the cast's backward needs nothing). `loss=fused`: no logits tensor,
+#:   `compile` changes nothing.
+COMPILED_FP32_LOGITS_BYTES = 4 + 4
 #: `loss=fused` (fused linear cross-entropy: Unsloth's unsloth_fused_ce_loss, Liger's
 #: LigerFusedLinearCrossEntropyLoss): no logits tensor; the gradient of the final hidden states
 #: is computed during the forward pass and kept (BF16: 2 bytes per token and hidden unit), and

@@ -16,7 +16,7 @@ class Inputs:
     """One configuration of the calculator. Field names are the interface's (engine.md).
 
     The realistic model (`mode=detailed`) is the default. The knobs (`adapter_dtype` ...
-    `kbit_upcast`) are None for "the stack's value"; an explicit knob equal to the stack's
+    `compile`) are None for "the stack's value"; an explicit knob equal to the stack's
     value, or one that does not apply (see `calc.engine.stacks.applies`), is stored as None, so
     that configurations that estimate the same compare equal.
     """
@@ -41,6 +41,8 @@ class Inputs:
     act_offload: bool | None = None
     quantized: Quantized | None = None
     kbit_upcast: bool | None = None
+    #: torch.compile on the model and the loss: changes only the loss term (`logits`).
+    compile: bool | None = None
     #: LoRA/QLoRA on a mixture-of-experts model: also adapt the routed experts where they are
     #: fused 3-D parameters, as PEFT's `target_parameters` does (calc.arch.lora_modules). False
     #: follows `targets` as PEFT's all-linear does: an expert is adapted only if it is an

@@ -10,11 +10,15 @@ stack allocates, term by term. Each knob of the stack adds or removes a named co
 - `act_offload` (with checkpointing): the checkpointed layer inputs leave `checkpoints` for the
   CPU (`Estimate.cpu_bytes`), but for the layers in flight;
 - `loss`: `logits`;
+- `compile` (torch.compile on the model and the loss): the loss's share of `logits` (the
+  compiled cross-entropy keeps BF16 logits, or the FP32 ones a model returns itself); the
+  compiled layers' own fusion is not modelled;
 - the stack's facts (calc/data/stacks.json `facts`, no knob): `lora_dropout` (the dropout mask
   and the dropped copy of each adapted module's input) and `kbit_saves_input` (the inputs the
   old bitsandbytes 4-bit matmul keeps) -> `activations`, per layer as the layers' own;
   `kbit_output_layer` (QLoRA): the output layer in NF4 -> `base_weights`, and its dequantized
-  copies at the loss -> `logits`.
+  copies at the loss -> `logits`; `fp32_logits_output`: a compiled `loss=full` keeps the FP32
+  logits the model returns -> `logits`.
 
 The gradients are counted with the activations: with gradient accumulation (calc has no field
 for it; it is how most fine-tuning runs reach their batch size) the previous micro-batches'
@@ -40,7 +44,8 @@ from .. import arch as arch_mod
 from ..types import (AdapterDtype, Architecture, Framework, Loss, Method, OptStep, Optimizer,
                      Quantized, Targets)
 from .constants import (ACT_BYTES_CKPT, ADAPTER_DTYPE_BYTES, ADAPTER_INPUT_BYTES, ATTN_SCORE_BYTES,
-                        BF16_BYTES, CHUNKED_LOGITS_BYTES, COMPONENTS, DROPOUT_MASK_BYTES,
+                        BF16_BYTES, CHUNKED_LOGITS_BYTES, COMPILED_CHUNKED_LOGITS_BYTES,
+                        COMPILED_FP32_LOGITS_BYTES, COMPILED_LOGITS_BYTES, COMPONENTS, DROPOUT_MASK_BYTES,
                         FP32_BYTES, FUSED_LOSS_BYTES, GRAD_BYTES, KBIT_INPUT_BYTES, LOGITS_BYTES,
                         NF4_BYTES_EXACT, NF4_BYTES_EXACT_DQ, OFFLOAD_RESIDENT_LAYERS,
                         OPTIMIZER_BYTES, OVERHEAD_BYTES, REALISTIC_COMPONENTS, STATE_BYTES_FP32,
@@ -211,13 +216,20 @@ def largest_trainable_tensor(inputs: Inputs) -> int:
     return inputs.rank * max(grouped(m.name) * max(m.d_in, m.d_out) for m in mods)
 
 
-def logits_bytes(loss: Loss, arch: Architecture, tokens: int) -> int:
+def logits_bytes(loss: Loss, arch: Architecture, tokens: int, compiled: bool = False,
+                 fp32_output: bool = False) -> int:
     """The logits and loss buffer at its peak (LOGITS_BYTES, CHUNKED_LOGITS_BYTES,
-    FUSED_LOSS_BYTES)."""
+    FUSED_LOSS_BYTES; `compiled`: the loss under torch.compile, COMPILED_LOGITS_BYTES,
+    COMPILED_CHUNKED_LOGITS_BYTES, or COMPILED_FP32_LOGITS_BYTES where the model returns FP32
+    logits itself, `fp32_output`)."""
     if loss is Loss.FULL:
+        if compiled:
+            per = COMPILED_FP32_LOGITS_BYTES if fp32_output else COMPILED_LOGITS_BYTES
+            return tokens * arch.vocab * per
         return tokens * arch.vocab * LOGITS_BYTES
     if loss is Loss.CHUNKED:
-        return _round(CHUNKED_LOGITS_BYTES * tokens * arch.vocab)
+        per_entry = COMPILED_CHUNKED_LOGITS_BYTES if compiled else CHUNKED_LOGITS_BYTES
+        return _round(per_entry * tokens * arch.vocab)
     return tokens * arch.hidden * FUSED_LOSS_BYTES
 
 
@@ -290,7 +302,8 @@ def estimate_realistic(inputs: Inputs) -> Estimate:
         inputs_copies = sum(n * c for n, _, c in per_kind)
     parts["activations"] = acts
     parts["adapter_inputs"] = inputs_copies
-    parts["logits"] = logits_bytes(k.loss, arch, tokens)
+    parts["logits"] = logits_bytes(k.loss, arch, tokens, bool(k.compile),
+                                   stack(inputs.framework).fact("fp32_logits_output"))
     if method is Method.QLORA and kbit_head:  # its FP16 and BF16 dequantized copies
         parts["logits"] += KBIT_OUTPUT_DEQUANT_BYTES * arch.vocab * arch.hidden
 

@@ -27,6 +27,7 @@ KNOB_TYPES: dict[str, type] = {
     "act_offload": bool,
     "quantized": Quantized,
     "kbit_upcast": bool,
+    "compile": bool,
 }
 KNOBS = tuple(KNOB_TYPES)
 #: Facts of a stack's own code that shape what a step keeps but that no knob chooses (stacks.json
@@ -34,8 +35,10 @@ KNOBS = tuple(KNOB_TYPES)
 #: apply dropout with p > 0: a mask and the dropped copy are kept), `kbit_saves_input` (its
 #: bitsandbytes 4-bit matmul keeps every input for the backward pass: before bitsandbytes
 #: 0.43.2) and `kbit_output_layer` (its 4-bit path quantizes the output layer too and
-#: dequantizes it whole, through FP16, for each use). A stack that states none has none.
-FACTS = ("lora_dropout", "kbit_saves_input", "kbit_output_layer")
+#: dequantizes it whole, through FP16, for each use) and `fp32_logits_output` (its model's
+#: forward upcasts the whole logits tensor to FP32 itself, outside what `compile` compiles:
+#: a compiled `loss=full` then keeps FP32 logits). A stack that states none has none.
+FACTS = ("lora_dropout", "kbit_saves_input", "kbit_output_layer", "fp32_logits_output")
 #: What a code citation must say; a paper citation names the paper instead of a repository.
 SOURCE_KEYS = ("repo", "version", "path", "where", "says")
 
@@ -93,6 +96,7 @@ class Knobs:
     act_offload: bool | None
     quantized: Quantized | None
     kbit_upcast: bool | None
+    compile: bool | None
 
     def to_json(self) -> dict[str, object]:
         return {k: (v.value if hasattr(v, "value") else v) for k, v in

@@ -105,7 +105,7 @@ def form(f: Form, loc: str, placeholders: Mapping[str, str]) -> str:
     knobs = [f.select(name, _choices(name, [m.value for m in enum], loc))
              for name, enum in KNOB_CHOICES.items()]
     knobs += [f.select(name, _choices("bool", ("true", "false"), loc))
-              for name in ("act_offload", "kbit_upcast")]
+              for name in ("act_offload", "kbit_upcast", "compile")]
     advanced = [
         f.select("optimizer", [(o.value, tx(f"optimizer.{o.value}", loc)) for o in Optimizer]),
         f.select("mode", [(m.value, tx(f"mode.{m.value}", loc)) for m in Mode]),

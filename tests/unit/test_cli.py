@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from calc.i18n import t
+from calc.i18n import LOCALES, t
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -94,14 +94,28 @@ def test_cli_stack_flags():
     data = json.loads(out.stdout)
     assert data["knobs"]["kbit_upcast"] is False and data["knobs"]["act_offload"] is True
     assert data["cpu_bytes"] > 0 and "kbit_upcast" not in data["components"]
+    out = run("--model", "llama-3.2-3b", "--framework", "torchtune", "--compile", "true", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["knobs"]["compile"] is True and data["explicit_knobs"] == {"compile": True}
+    # compiled chunked loss: 2 + 2/8 bytes per token and vocabulary entry (2048 tokens)
+    assert data["components"]["logits"] == 2048 * 128256 * 9 // 4
 
 
 @pytest.mark.parametrize("args", [("--framework", "megatron"), ("--loss", "sparse"),
-                                  ("--opt-step", "x"), ("--act_offload", "perhaps")])
+                                  ("--opt-step", "x"), ("--act_offload", "perhaps"),
+                                  ("--compile", "maybe")])
 def test_cli_exits_2_on_bad_stack_input(args):
     out = run(*args, "--json")
     assert out.returncode == 2 and out.stdout == ""
     assert "Traceback" not in out.stderr and out.stderr.startswith("error:")
+
+
+@pytest.mark.parametrize("loc", LOCALES)
+def test_cli_bad_compile_names_the_field_in_every_locale(loc):
+    out = run("--compile", "maybe", "--locale", loc)
+    assert out.returncode == 2 and out.stdout == "" and "Traceback" not in out.stderr
+    assert t("field.compile", loc) in out.stderr and "maybe" in out.stderr
 
 
 def test_cli_bad_stack_message_in_persian():

@@ -94,6 +94,7 @@ def test_trl_script_parses_and_carries_the_settings(case):
     assert cfg["gradient_checkpointing"] is (case["ckpt"] == "true")
     assert cfg["optim"] == HF_OPTIM[case["optimizer"]] and cfg["num_train_epochs"] == 2
     assert cfg["loss_type"] == "nll" and cfg["activation_offloading"] is False
+    assert cfg["torch_compile"] is False
     attn = "eager" if case.get("flash") == "false" else "sdpa"
     assert cfg["model_init_kwargs"]["attn_implementation"] == attn
     master = case["method"] == "full" and case["optimizer"] not in ("adamw-bf16", "adamw-no-master")
@@ -123,6 +124,7 @@ def test_axolotl_yaml_parses_and_carries_the_settings(case):
     assert cfg["optimizer"] == HF_OPTIM[case["optimizer"]] and cfg["num_epochs"] == 1.5
     assert cfg["attn_implementation"] == ("eager" if case.get("flash") == "false" else "sdpa")
     assert cfg["chunked_cross_entropy"] is False and cfg["activation_offloading"] is False
+    assert cfg["torch_compile"] is False
     assert isinstance(cfg["datasets"], list) and cfg["datasets"][0]["path"]
     if case["method"] == "full":
         assert "adapter" not in cfg and "lora_r" not in cfg
@@ -178,15 +180,18 @@ def test_torchtune_command_parses_and_carries_the_settings(case):
 
 def test_stack_fields_when_present():
     i = q(model="llama-3.1-8b", method="lora", optimizer="adamw", loss="chunked",
-          opt_step="foreach", act_offload="true")
+          opt_step="foreach", act_offload="true", compile="true")
     trl = calls(ast.parse(export(i, "trl")))["SFTConfig"]
     assert trl["loss_type"] == "chunked_nll" and trl["activation_offloading"] is True
+    assert trl["torch_compile"] is True  # TrainingArguments.torch_compile
     assert trl["optim"] == "adamw_torch"  # foreach step: torch.optim.AdamW without fused
     axo = yaml.safe_load(export(i, "axolotl"))
     assert axo["chunked_cross_entropy"] is True and axo["activation_offloading"] is True
+    assert axo["torch_compile"] is True
     _, kv = overrides(export(i, "torchtune"))
     assert kv["loss._component_"] == "torchtune.modules.loss.LinearCrossEntropyLoss"
     assert kv["enable_activation_offloading"] == "True" and kv["optimizer.fused"] == "False"
+    assert kv["compile"] == "True"  # the recipe's `compile` key (model and loss)
 
 
 def test_several_cards():

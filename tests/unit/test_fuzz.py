@@ -121,6 +121,7 @@ STACK_VALUES = {
     "act_offload": ["true", "false", "yes", "0", "maybe", True, False],
     "quantized": ["all-linear", "adapted", "none"],
     "kbit_upcast": ["true", "false", "on", "2", False],
+    "compile": ["true", "false", "off", "maybe", True, False],
     "method": ["full", "lora", "qlora"],
     "ckpt": ["true", "false"],
     "mode": ["detailed", "planning"],

@@ -108,7 +108,7 @@ def test_common_fields_first_advanced_in_details():
     advanced = [n for n in form.children if getattr(n, "tag", "") == "details"][-1]
     inside = {n.get("name") for n in advanced.iter() if n.get("name")}
     assert {"optimizer", "mode", "layers", "hidden", "kv_heads", "tied", "adapter_dtype",
-            "loss", "opt_step", "act_offload", "quantized", "kbit_upcast"} <= inside
+            "loss", "opt_step", "act_offload", "quantized", "kbit_upcast", "compile"} <= inside
     main = {n.get("name") for n in form.children[0].iter() if n.get("name")}
     # issue 13: the training stack is a main field; issue 19: the reader's card too
     assert {"model", "method", "rank", "targets", "seq", "batch", "ckpt", "framework",

@@ -75,13 +75,15 @@ def test_every_stack_loads_with_every_knob_cited():
 
 
 def test_stack_values_are_the_libraries_defaults():
-    """The values engine.md section 6 and the cited code give (the citations are in the file)."""
+    """The values engine.md section 6 and the cited code give (the citations are in the file);
+    compile is off in every stack (torchtune's stock configs: compile: False; the Trainer's
+    torch_compile defaults to False; LitGPT's finetune scripts never compile)."""
     expect = {
-        Framework.HF: ("fp32", "full", "fused", False, "all-linear", True),
-        Framework.TORCHTUNE: ("bf16", "chunked", "fused", False, "all-linear", False),
-        Framework.LITGPT: ("bf16", "chunked", "foreach", False, "all-linear", False),
-        Framework.UNSLOTH: ("fp32", "fused", "fused", True, "all-linear", False),
-        Framework.QLORA_PAPER: ("bf16", "full", "fused", False, "all-linear", False),
+        Framework.HF: ("fp32", "full", "fused", False, "all-linear", True, False),
+        Framework.TORCHTUNE: ("bf16", "chunked", "fused", False, "all-linear", False, False),
+        Framework.LITGPT: ("bf16", "chunked", "foreach", False, "all-linear", False, False),
+        Framework.UNSLOTH: ("fp32", "fused", "fused", True, "all-linear", False, False),
+        Framework.QLORA_PAPER: ("bf16", "full", "fused", False, "all-linear", False, False),
     }
     for fw, values in expect.items():
         s = stacks()[fw]
@@ -198,6 +200,42 @@ def test_act_offload_moves_the_checkpoints_to_the_cpu():
     assert realistic(ckpt=False, act_offload=True) == realistic(ckpt=False)
 
 
+# Llama 3.2 3B as its config.json gives it (tied embeddings).
+L3B = Architecture(params=3_212_749_824, layers=28, hidden=3072, ffn=8192, heads=24, kv_heads=8,
+                   head_dim=128, vocab=128256, tied=True)
+
+
+def test_compile_changes_only_the_loss_term():
+    """torch.compile on the model and the loss (torchtune's compile: True, the Trainer's
+    torch_compile=True): the compiled cross-entropy fuses the FP32 upcast, the log-softmax and
+    the NLL. Per token and vocabulary entry: chunked 2 (all BF16 chunks) + 2/8 (one chunk's
+    BF16 gradient) = 9/4 instead of eager 2 + 4 + 4/8 = 13/2; full 2 + 2 = 4 instead of 12,
+    or 4 + 4 = 8 where the model returns FP32 logits itself (torchtune's TransformerDecoder:
+    the stack fact fp32_logits_output); fused: no logits tensor, nothing changes. Llama 3.2 3B,
+    4096 tokens x batch 2."""
+    entries = 4096 * 2 * 128256
+    kw = dict(arch=L3B, seq=4096, batch=2)
+    eager = realistic(loss=Loss.CHUNKED, **kw)
+    compiled = realistic(loss=Loss.CHUNKED, compile=True, **kw)
+    assert compiled.get("logits") == entries * 9 // 4 == 8192 * 128256 * 9 // 4
+    assert eager.get("logits") == entries * 13 // 2
+    assert only_changed(eager, compiled) == {"logits": entries * 9 // 4 - entries * 13 // 2}
+    full = realistic(loss=Loss.FULL, **kw)
+    assert only_changed(full, realistic(loss=Loss.FULL, compile=True, **kw)) == \
+        {"logits": entries * 4 - entries * 12}
+    tt = realistic(framework=Framework.TORCHTUNE, loss=Loss.FULL, **kw)
+    assert only_changed(tt, realistic(framework=Framework.TORCHTUNE, loss=Loss.FULL,
+                                      compile=True, **kw)) == {"logits": entries * 8 - entries * 12}
+    tt_chunked = realistic(framework=Framework.TORCHTUNE, **kw)  # the stack's loss: chunked
+    assert realistic(framework=Framework.TORCHTUNE, compile=True, **kw).get("logits") == \
+        entries * 9 // 4 and tt_chunked.get("logits") == entries * 13 // 2
+    fused = realistic(loss=Loss.FUSED, **kw)
+    assert realistic(loss=Loss.FUSED, compile=True, **kw).components == fused.components
+    for fw in Framework:  # off in every stack
+        assert stacks()[fw].value("compile", Method.LORA) is False
+        assert realistic(framework=fw, **kw).inputs.knobs.compile is False
+
+
 def test_quantized_adapted_keeps_the_other_linears_in_bf16():
     """QLoRA on q and v only: with quantized=adapted (torchtune <= 0.2) k, o, gate, up and down
     stay BF16: 2 bytes instead of NF4's 0.5 + 1/64 + 4/(64 x 256) for each of their weights;
@@ -288,6 +326,9 @@ def test_realistic_and_hf_are_the_defaults_everywhere():
     ({"act_offload": "true"}, {"act_offload": "true"}),
     ({"act_offload": "true", "ckpt": "false"}, {}),  # no checkpointing: nothing to offload
     ({"framework": "unsloth", "act_offload": "false"}, {"act_offload": "false"}),
+    ({"compile": "true"}, {"compile": "true"}),
+    ({"framework": "torchtune", "compile": "on", "method": "full"}, {"compile": "true"}),
+    ({"framework": "litgpt", "compile": "false"}, {}),  # the stack's own value
     ({"framework": "QLoRA-Paper", "method": "full", "opt_step": "in-backward"}, {"opt_step": "in-backward"}),
 ])
 def test_fields_round_trip_with_only_the_knobs_that_differ(query, expected):
@@ -313,6 +354,7 @@ def test_explicit_knob_overrides_the_stack():
     ("quantized", "none", "unknown_knob_value"),
     ("act_offload", "maybe", "bad_bool"),
     ("kbit_upcast", "2", "bad_bool"),
+    ("compile", "maybe", "bad_bool"),
 ])
 def test_bad_stack_input_names_the_field_in_every_locale(field, value, code):
     with pytest.raises(CalcError) as err:
@@ -335,10 +377,26 @@ def test_json_reports_stack_knobs_and_both_totals():
     j = e.to_json()
     assert j["framework"] == "torchtune" and j["mode"] == "detailed"
     assert j["knobs"] == {"adapter_dtype": "bf16", "loss": "full", "opt_step": "fused",
-                          "act_offload": False, "quantized": "all-linear", "kbit_upcast": False}
+                          "act_offload": False, "quantized": "all-linear", "kbit_upcast": False,
+                          "compile": False}
     assert j["explicit_knobs"] == {"loss": "full"}
     assert j["total_bytes"] == j["realistic_total_bytes"] == sum(j["components"].values())
     textbook = estimate(replace(e.inputs, mode=Mode.PLANNING))
     assert j["textbook_total_bytes"] == textbook.total == sum(j["textbook_components"].values())
     lora = realistic(method=Method.LORA).to_json()
     assert lora["knobs"]["quantized"] is None and lora["knobs"]["kbit_upcast"] is None
+
+
+@pytest.mark.parametrize("loc", LOCALES)
+def test_bad_compile_in_a_link_and_in_json_names_the_field(loc):
+    """compile=maybe: as a URL gives it (a list: the last value wins) and as a JSON body gives
+    it; the engine's translated message names the field, no traceback."""
+    url = {"model": ["llama-3.2-3b"], "compile": ["true", "maybe"]}
+    body = json.loads('{"model": "llama-3.2-3b", "framework": "torchtune", "compile": "maybe"}')
+    for query in (url, body):
+        with pytest.raises(CalcError) as err:
+            parse(query, loc)
+        assert [(p.field, p.code) for p in err.value.problems] == [("compile", "bad_bool")]
+        msg = err.value.messages(loc)["compile"]
+        assert t("field.compile", loc) in msg and "maybe" in msg, (loc, msg)
+    assert parse(json.loads('{"compile": true}'), loc).compile is True

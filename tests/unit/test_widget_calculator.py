@@ -152,7 +152,7 @@ def test_plan_asks_for_tokens_and_exports_are_calc_export():
 
 
 NEW_FIELDS = {"framework": "torchtune", "loss": "full", "opt_step": "foreach", "act_offload": "true",
-              "gpus": "4", "sharding": "zero1", "objective": "dpo", "tokens": "50000000",
+              "compile": "true", "gpus": "4", "sharding": "zero1", "objective": "dpo", "tokens": "50000000",
               "epochs": "3", "gpu": "a100-80", "tokens_per_s": "1200", "price": "1.9",
               "experts": "0"}
 
@@ -162,8 +162,8 @@ def test_new_fields_round_trip_through_the_url(locale):
     first = results("calculator", NEW_FIELDS, locale)
     assert first["ok"], first["errors"]
     q = first["query"]
-    for name in ("framework", "loss", "opt_step", "act_offload", "gpus", "sharding", "objective",
-                 "tokens", "epochs", "gpu", "tokens_per_s", "price"):
+    for name in ("framework", "loss", "opt_step", "act_offload", "compile", "gpus", "sharding",
+                 "objective", "tokens", "epochs", "gpu", "tokens_per_s", "price"):
         assert q[name] == NEW_FIELDS[name], name
     again = results("calculator", q, locale)
     assert again["query"] == q and again["html"] == first["html"]

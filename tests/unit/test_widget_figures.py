@@ -60,6 +60,7 @@ CALCULATOR_CASES = [
     {"gpus": "2", "sharding": "zero3", "offload": "optimizer", "method": "full"},
     {"objective": "dpo", "method": "full", "model": "qwen2.5-0.5b"},
     {"act_offload": "true", "seq": "8192"},
+    {"framework": "torchtune", "compile": "true", "seq": "4096", "batch": "2"},
     # mixture of experts (issue 14)
     {"model": "qwen3-30b-a3b", "method": "qlora"},
 ]
