@@ -20,6 +20,9 @@
 // Python the reader runs), stored uncompressed in one zip (the host compresses the file as a
 // whole). Importing from source is most of a plain boot's time; the full python_stdlib.zip
 // (sources) replaces it once the calculator is live, for whatever else is imported later.
+// The same zip carries the installed wheel's bytecode under `site-packages/` (a name no import
+// can match), which the worker writes into calc's __pycache__ after installing the wheel, as
+// pip's own install-time compilation would.
 
 import { readFileSync, writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
@@ -69,20 +72,33 @@ const fresh = await loadPyodide({
   indexURL: path.resolve(pyodideDir) + path.sep, stdout: () => {},
   stderr: (line) => console.error(line),
 });
+fresh.unpackArchive(new Uint8Array(readFileSync(wheelPath)), "wheel", { extractDir: sitePackages });
 fresh.globals.set("FILES", JSON.stringify(imported));
 const lite = fresh.runPython(`
-import io, json, zipfile
+import importlib.util, io, json, os, site, zipfile
 from importlib._bootstrap_external import _code_to_hash_pyc
-files = json.loads(FILES)
+
+def pyc(source, path):
+    code = compile(source, path, "exec", dont_inherit=True)
+    return bytes(_code_to_hash_pyc(code, bytes(8), checked=False))
+
+def entry(name):
+    return zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+
 buf = io.BytesIO()
 with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as out:
-    for file in files:
+    for file in json.loads(FILES):
         archive, name = file.split(".zip/", 1)
         with zipfile.ZipFile(archive + ".zip") as src:
-            source = src.read(name)
-        code = compile(source, file, "exec", dont_inherit=True)
-        out.writestr(zipfile.ZipInfo(name + "c", date_time=(1980, 1, 1, 0, 0, 0)),
-                     bytes(_code_to_hash_pyc(code, bytes(8), checked=False)))
+            out.writestr(entry(name + "c"), pyc(src.read(name), file))
+    packages = site.getsitepackages()[0]
+    for folder, _, names in sorted(os.walk(os.path.join(packages, "calc"))):
+        for name in sorted(n for n in names if n.endswith(".py")):
+            path = os.path.join(folder, name)
+            with open(path, "rb") as f:
+                code = pyc(f.read(), path)
+            target = os.path.relpath(importlib.util.cache_from_source(path), packages)
+            out.writestr(entry("site-packages/" + target), code)
 buf.getvalue()
 `).toJs();
 writeFileSync(outPath + ".lite", lite);

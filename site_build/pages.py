@@ -249,7 +249,13 @@ def localize_config(config) -> None:
         "failed": i18n.t("ui.copy_failed", locale)}
 
 
+#: The first widget's root: its name and locale name the worker (messages.workerName).
+_FIRST_WIDGET = re.compile(r'<[a-z]+ [^>]*data-calc-widget="([^"]+)"[^>]*\sdata-locale="([^"]*)"')
+
+
 # A page with a widget loads the widgets' script and styles; a missing one fails the build.
+# `calc_worker`: the worker's name, for the tag in <head> that starts it early
+# (docs/assets/calc/early.js, overrides/main.html).
 def mark_widget_assets(page, output: str, config) -> None:
     if "data-calc-widget" not in output:
         return
@@ -258,3 +264,7 @@ def mark_widget_assets(page, output: str, config) -> None:
             raise fail(f"{page.file.src_uri} has a widget, but {asset} is not in "
                        f"{config.docs_dir}")
         page.meta[key] = True
+    first = _FIRST_WIDGET.search(output)
+    if first is None:
+        raise fail(f"{page.file.src_uri}: a widget root without data-locale")
+    page.meta["calc_worker"] = f"{first.group(1)} {first.group(2)}"

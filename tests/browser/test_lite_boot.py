@@ -6,7 +6,9 @@ figures are calc's either way."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 import zipfile
 from pathlib import Path
 
@@ -33,11 +35,21 @@ def test_the_manifest_names_a_lite_standard_library_of_precompiled_modules(calc_
     assert manifest["boot"]["lite_below"] > 0 and manifest["boot"]["decide_ms"] > 0
     full = zipfile.ZipFile(calc_site.directory / "assets/pyodide/python_stdlib.zip")
     sources = set(full.namelist())
+    wheel = calc_site.directory / "assets/calc" / manifest["wheel"]
+    with zipfile.ZipFile(wheel) as w:
+        calc_sources = {n for n in w.namelist() if n.startswith("calc/") and n.endswith(".py")}
     with zipfile.ZipFile(lite) as z:
-        names = z.namelist()
-        # bytecode only, each of a module of the full archive, stored (the host compresses)
+        every = z.namelist()
+        # bytecode only, stored (the host compresses): of modules of the full archive ...
+        names = [n for n in every if not n.startswith("site-packages/")]
         assert names and all(n.endswith(".pyc") and n[:-1] in sources for n in names)
         assert {i.compress_type for i in z.infolist()} == {zipfile.ZIP_STORED}
+        # ... and of each of the wheel's modules, where Python's own cache would put it
+        lock = json.loads((calc_site.directory / "assets/pyodide/pyodide-lock.json").read_text())
+        tag = "cpython-" + "".join(lock["info"]["python"].split(".")[:2])  # Pyodide's Python
+        cached = {n[len("site-packages/"):] for n in every if n.startswith("site-packages/")}
+        assert cached == {importlib.util.cache_from_source(n).replace(
+            sys.implementation.cache_tag, tag) for n in calc_sources}
         # what calc imports (calc/*.py) and what Pyodide's own start needs
         for module in ("json/__init__.pyc", "decimal.pyc", "fractions.pyc", "dataclasses.pyc",
                        "_pyodide/__init__.pyc", "pyodide/__init__.pyc"):

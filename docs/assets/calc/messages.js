@@ -6,6 +6,8 @@
 //                                      name: a widget (data-calc-widget), query: {field: string}
 //                                      as the form holds it (a yes/no field "true" or "false",
 //                                      as calc's canonical query), locale: its data-locale
+//   start()                            {type: "start"}: a worker started early (its name from
+//                                      earlyName) may start Python now (boot.js)
 // Worker -> page:
 //   status(stage, truthy?)             {type: "status", stage, truthy}: loading got to `stage`
 //                                      (RUNTIME, then PACKAGE, then READY; at READY `truthy`
@@ -25,7 +27,8 @@
 //                                      (Python is still alive; should never happen)
 //
 // The worker's name (new Worker(url, {name})) is workerName(widget, locale) of the page's
-// first widget: what the worker warms up before it says READY.
+// first widget: what the worker warms up before it says READY; earlyName(name) for a worker
+// started from the page's <head> (boot.js), which waits for start() before Python starts.
 
 export const TYPE = Object.freeze({
   STATUS: "status",
@@ -33,6 +36,7 @@ export const TYPE = Object.freeze({
   RESULT: "result",
   FAILURE: "failure",
   PROGRESS: "progress",
+  START: "start",
 });
 
 export const CAUSE = Object.freeze({
@@ -48,6 +52,7 @@ export const STAGE = Object.freeze({
 });
 
 export const request = (id, name, query, locale) => ({ id, name, query, locale });
+export const start = () => ({ type: TYPE.START });
 export const status = (stage, truthy = null) => ({ type: TYPE.STATUS, stage, truthy });
 export const error = (stage, detail, cause = CAUSE.LOAD) =>
   ({ type: TYPE.ERROR, stage, detail, cause });
@@ -56,7 +61,8 @@ export const result = (id, value) => ({ type: TYPE.RESULT, id, result: value });
 export const failure = (id, detail) => ({ type: TYPE.FAILURE, id, detail });
 
 export const workerName = (widget, locale) => `${widget} ${locale}`;
+export const earlyName = (name) => `${name} early`;
 export function readWorkerName(name) {
-  const [widget = "", locale = ""] = String(name || "").split(" ");
-  return { widget, locale };
+  const [widget = "", locale = "", early = ""] = String(name || "").split(" ");
+  return { widget, locale, early: early === "early" };
 }

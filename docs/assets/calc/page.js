@@ -35,11 +35,12 @@
 // starts again.
 //
 // It knows no widget and no locale: names, locales, texts and the load timeout come from the
-// widget roots' data-* attributes, what a yes/no field reads as yes from the worker (calc), the
-// messages with the worker are in ./messages.js; once ready, ./offline.js (service worker).
+// widget roots' data-* attributes, what a yes/no field reads as yes from the worker (calc);
+// messages: ./messages.js; the worker: ./boot.js; once ready, ./offline.js (service worker).
 
 import * as messages from "./messages.js";
 import { copy } from "./copy.js";
+import { takeWorker } from "./boot.js";
 
 const { TYPE, STAGE, CAUSE } = messages;
 const TIMEOUT_MS = 20000; // unless the widget root says otherwise (data-timeout-ms)
@@ -114,15 +115,11 @@ function start(roots) {
   // The load guard: it fires when nothing has arrived for the limit (bytes or a stage), never
   // because a download that keeps arriving is slow.
   let guard = null;
-  const arm = () => {
-    clearTimeout(guard);
-    guard = setTimeout(() => fail("timeout"), limit());
-  };
+  const arm = () => (clearTimeout(guard), (guard = setTimeout(() => fail("timeout"), limit())));
   arm();
-  try {
-    // its name tells the worker what to warm up before it says "ready" (worker.js)
-    const name = messages.workerName(widgets[0].name, widgets[0].locale);
-    worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name });
+  let handOver = null;
+  try { // the name says what to warm up (worker.js); early.js's worker if there is one (boot.js)
+    ({ worker, handOver } = takeWorker(messages.workerName(widgets[0].name, widgets[0].locale)));
   } catch {
     fail("error");
     return;
@@ -174,6 +171,7 @@ function start(roots) {
       w.settle();
     }
   });
+  handOver(); // what an early worker said before now, then Python starts
 }
 
 class Widget {

@@ -141,6 +141,26 @@ function withDelta(createModule, delta) {
   };
 }
 
+// After a lite boot: the installed wheel's bytecode, from the lite archive's `site-packages/`
+// entries (make_snapshot.mjs) into calc's __pycache__ folders.
+let liteBoot = false;
+const CALC_BYTECODE = `
+import os, site, sys, zipfile
+packages = site.getsitepackages()[0]
+with zipfile.ZipFile(next(p for p in sys.path if p.endswith(".zip"))) as z:
+    for name in z.namelist():
+        if name.startswith("site-packages/"):
+            target = os.path.join(packages, name[len("site-packages/"):])
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "wb") as f:
+                f.write(z.read(name))
+`;
+
+// Started from the page's <head> (boot.js): Python waits for the page's start() message.
+let startNow = null;
+const started = messages.readWorkerName(self.name).early
+  ? new Promise((resolve) => { startNow = resolve; }) : Promise.resolve();
+
 let stage = STAGE.RUNTIME;
 let reported = false;
 let tryingFast = false; // the snapshot or the lite boot: a failure falls back to the plain one
@@ -198,10 +218,19 @@ const ready = (async () => {
   downloads.expect(manifest, manifestURL, path);
   if (path !== "snapshot" || !manifest.snapshot_delta) downloads.keep(null);
   tryingFast = path !== "plain";
+  // The chosen path's big file now; Python itself once the page says so (an early worker).
+  const snapshot = path === "snapshot" ? fetchSnapshot(manifest) : null;
+  snapshot?.catch(() => {}); // its failure is the snapshot restore's, below
+  const liteURL = path === "lite" ? new URL(manifest.stdlib_lite, manifestURL) : null;
+  if (liteURL) {
+    fallbackURLs.add(liteURL.href);
+    downloads.prefetch(liteURL.href);
+  }
+  await started;
   if (path === "snapshot") {
     try {
       pyodide = await loadPyodide({
-        ...options, _loadSnapshot: fetchSnapshot(manifest),
+        ...options, _loadSnapshot: snapshot,
         createPyodideModule: withDelta(createPyodideModule, manifest.snapshot_delta),
         stdLibURL: downloads.emptyZipURL(stdlibURL).href });
       restored = true;
@@ -209,12 +238,11 @@ const ready = (async () => {
     } catch {
       pyodide = null; // boot the ordinary way below
     }
-  } else if (path === "lite") {
-    const liteURL = new URL(manifest.stdlib_lite, manifestURL);
-    fallbackURLs.add(liteURL.href);
+  } else if (liteURL) {
     try {
       pyodide = await loadPyodide({ ...options, stdLibURL: liteURL.href });
       deferredStdlib = true;
+      liteBoot = true;
     } catch {
       pyodide = null;
     }
@@ -231,6 +259,7 @@ const ready = (async () => {
   const buffer = await wheel;
   const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
   pyodide.unpackArchive(buffer, "wheel", { extractDir: sitePackages });
+  if (liteBoot) pyodide.runPython(CALC_BYTECODE); // the wheel's bytecode (make_snapshot.mjs)
   pyodide.runPython("import importlib; importlib.invalidate_caches()");
   const render = pyodide.pyimport("calc.render");
   const resultsJson = render.results_json;
@@ -314,6 +343,7 @@ function warmRest(resultsJson, [widget, , locale]) {
 }
 
 self.onmessage = async (event) => {
+  if (event.data && event.data.type === messages.TYPE.START) return startNow && startNow();
   const { id, name, query, locale } = event.data || {};
   let resultsJson;
   try {
