@@ -392,6 +392,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gzip-only-too", action="store_true",
                     help="--network-only: also the same build from a server that sends gzip "
                     "only (no .br), as \"(gzip only)\"")
+    ap.add_argument("--boot-variants", action="store_true",
+                    help="--network-only: also the boot path pinned to the snapshot, to the "
+                    "lite standard library, and without the early start (bench/network.py)")
     ap.add_argument("--report-only", action="store_true",
                     help="write --out again from the figures in --json, measuring nothing")
     args = ap.parse_args(argv)

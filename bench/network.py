@@ -14,6 +14,9 @@ compare (e.g. the page scripts of another commit on the same build: "before").""
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -117,7 +120,10 @@ def report_lines(net: dict) -> list[str]:
              "bytes transferred before live, medians of the repetitions. \"bare\" is "
              "`loadPyodide` alone on the same files; \"calculator (before)\", where present, is "
              "the same build with the page scripts (docs/assets/calc/*.js) of the commit named "
-             "by `--before-ref`. Warm: a second visit in the same browser context (HTTP cache, "
+             "by `--before-ref`; \"calculator (snapshot only)\", \"(lite only)\" and \"(no early "
+             "start)\", where present (`--boot-variants`), the same build with the boot path "
+             "pinned by the manifest's `boot.lite_below` or with the worker started by page.js "
+             "instead of early.js. Warm: a second visit in the same browser context (HTTP cache, "
              "and the service worker's cache once it is registered). Bytes in MiB.", "",
              "| profile | what | cold: live | cold: bytes before live | warm: live | "
              "warm: bytes before live | cold live / bare |",
@@ -139,6 +145,43 @@ def report_lines(net: dict) -> list[str]:
                 f"{med(v['warm'], 'bytes_before_live') / 2**20:.2f} MB | {ratio:.2f} x |")
     lines.append("")
     return lines
+
+
+#: --boot-variants: the same build with the boot path pinned or the early start taken out
+#: (assets/calc copied beside it with its own manifest; the calculator page pointed at it).
+BOOT_VARIANTS = {
+    "snapshot only": {"lite_below": 0},  # no line is below 0 bytes/s: always the snapshot
+    "lite only": {"lite_below": 1e15},  # every line is: always the lite standard library
+    "no early start": None,  # page.js starts the worker, as before early.js
+}
+_EARLY = re.compile(r'\s*<script type="module" async src="[^"]*early\.js"[^>]*></script>'
+                    r'(\s*<link rel="modulepreload"[^>]*>)*')
+
+
+def add_boot_variants(site: Path, base: str) -> dict[str, str]:
+    """{"calculator (VARIANT)": url} for BOOT_VARIANTS, written into `site`."""
+    out = {}
+    page = (site / "calculator" / "index.html").read_text(encoding="utf-8")
+    for name, boot in BOOT_VARIANTS.items():
+        slug = name.replace(" ", "-")
+        html = page
+        if boot is None:
+            html, n = _EARLY.subn("", html)
+            assert n == 1, "the calculator page has no early start to take out"
+        else:
+            assets = site / "assets" / f"calc-{slug}"
+            shutil.copytree(site / "assets" / "calc", assets, copy_function=os.link)
+            manifest = assets / "manifest.json"
+            data = json.loads(manifest.read_text(encoding="utf-8"))
+            data["boot"].update(boot)
+            for p in assets.glob("manifest.json*"):
+                p.unlink()  # hard links: the original's bytes stay as they are
+            manifest.write_text(json.dumps(data), encoding="utf-8")
+            html = html.replace("../assets/calc/", f"../assets/calc-{slug}/")
+        (site / f"calculator-{slug}").mkdir()
+        (site / f"calculator-{slug}" / "index.html").write_text(html, encoding="utf-8")
+        out[f"calculator ({name})"] = base + f"calculator-{slug}/"
+    return out
 
 
 def network_main(args) -> int:
@@ -174,6 +217,8 @@ def network_main(args) -> int:
                                       cwd=ROOT, capture_output=True, text=True, check=True).stdout
                 (old / name).write_text(text, encoding="utf-8")
             sites["calculator (before)"] = base + "calculator-before/"
+        if args.boot_variants:
+            sites.update(add_boot_variants(site, base))
         sites["bare"] = base + "assets/bench/bare.html"
         servers = [make_server(site, "127.0.0.1", port, quiet=True)]
         if args.gzip_only_too:  # the same files from a server that sends no .br (gzip only)

@@ -14,7 +14,7 @@ from calc.render import WIDGETS
 from site_build.runtime import RUNTIME_DOWNLOADS, download_sizes
 from test_glue import ASSETS, code_of, literals
 
-NEW = {"net.js": ASSETS / "net.js", "copy.js": ASSETS / "copy.js"}
+NEW = {name: ASSETS / name for name in ("net.js", "copy.js", "boot.js", "early.js")}
 
 
 @pytest.mark.parametrize("name", NEW)
@@ -32,6 +32,14 @@ def test_progress_and_causes_are_declared_and_built_in_messages_js():
         code = code_of(ASSETS / name)
         assert not re.search(r'type\s*:\s*"progress"', code), name
     assert "messages.progress(" in code_of(ASSETS / "net.js")
+
+
+def test_the_start_message_is_declared_and_built_in_messages_js():
+    text = code_of(ASSETS / "messages.js")
+    assert 'START: "start"' in text and "export const start =" in text
+    for name in ("boot.js", "worker.js", "page.js"):
+        assert not re.search(r'type\s*:\s*"start"', code_of(ASSETS / name)), name
+    assert "messages.start()" in code_of(ASSETS / "boot.js")
 
 
 def test_the_guard_waits_for_bytes_not_for_the_whole_load():
@@ -52,6 +60,9 @@ def test_download_sizes_name_every_runtime_file(tmp_path: Path):
     sizes = download_sizes(pyodide, wheel, snap)
     assert sizes == {**{f"../pyodide/{n}": i + 1 for i, n in enumerate(RUNTIME_DOWNLOADS)},
                      wheel.name: 7, snap.name: 11}
+    lite = tmp_path / "stdlib-lite.bin"
+    lite.write_bytes(b"l" * 13)
+    assert download_sizes(pyodide, wheel, snap, lite) == {**sizes, lite.name: 13}
     # what worker.js imports or Pyodide fetches from ../pyodide/ is all there
     worker = (ASSETS / "worker.js").read_text(encoding="utf-8")
     for name in re.findall(r'"(pyodide[\w.]*\.m?js)"', worker):
