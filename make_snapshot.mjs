@@ -67,14 +67,10 @@ writeFileSync(outPath, snapshot);
 writeFileSync(outPath + ".json", JSON.stringify(delta) + "\n");
 console.log(`snapshot: ${snapshot.length} bytes -> ${outPath} (delta ${delta.from}-${delta.to})`);
 
-// The lite standard library, compiled by a fresh Python of the same build.
-const fresh = await loadPyodide({
-  indexURL: path.resolve(pyodideDir) + path.sep, stdout: () => {},
-  stderr: (line) => console.error(line),
-});
-fresh.unpackArchive(new Uint8Array(readFileSync(wheelPath)), "wheel", { extractDir: sitePackages });
-fresh.globals.set("FILES", JSON.stringify(imported));
-const lite = fresh.runPython(`
+// The lite standard library, compiled by the same Python once its memory is copied (the
+// snapshot above is a copy: what runs now is not in it).
+pyodide.globals.set("FILES", JSON.stringify(imported));
+const lite = pyodide.runPython(`
 import importlib.util, io, json, os, site, zipfile
 from importlib._bootstrap_external import _code_to_hash_pyc
 

@@ -234,7 +234,9 @@ def transfer(browser, base: str) -> list[dict]:
     rows = []
     for locale in LOCALES:
         for name in PAGES:
-            ctx = browser.new_context()
+            # no service worker: its install after "ready" fetches the runtime again (counted
+            # twice), and Playwright's sizes() of its requests never answers (the run hung)
+            ctx = browser.new_context(service_workers="block")
             ctx.add_init_script(INIT_JS)
             requests: list = []
             lock = threading.Lock()
