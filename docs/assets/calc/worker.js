@@ -218,8 +218,10 @@ const ready = (async () => {
   downloads.expect(manifest, manifestURL, path);
   if (path !== "snapshot" || !manifest.snapshot_delta) downloads.keep(null);
   tryingFast = path !== "plain";
-  // The chosen path's big file now; Python itself once the page says so (an early worker).
-  const snapshot = path === "snapshot" ? fetchSnapshot(manifest) : null;
+  // The lite archive now (a slow line: every second of download counts); the snapshot (a fast
+  // line: it comes quickly) and Python itself once the page says so (an early worker), so that
+  // reading its 30 MB does not compete with the page's first paint.
+  const snapshot = path === "snapshot" ? started.then(() => fetchSnapshot(manifest)) : null;
   snapshot?.catch(() => {}); // its failure is the snapshot restore's, below
   const liteURL = path === "lite" ? new URL(manifest.stdlib_lite, manifestURL) : null;
   if (liteURL) {
