@@ -144,7 +144,10 @@ export class Downloads {
         const step = () => {
           if (next < entry.chunks.length) controller.enqueue(entry.chunks[next++]);
           else if (entry.error) controller.error(entry.error);
-          else if (entry.done) controller.close();
+          else if (entry.done) {
+            entry.chunks = []; // handed over: not kept for the worker's lifetime
+            controller.close();
+          }
           else return entry.waiting.push(step);
           return resolve();
         };
