@@ -223,3 +223,14 @@ class Held:
                 break
             page.wait_for_timeout(100)
         self.release()
+
+
+def throttle(context, page, mbit: float, latency_ms: int) -> None:
+    """Chromium's network emulation on the page and its workers: `mbit` Mbit/s each way,
+    `latency_ms` added to each round trip."""
+    cdp = context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    bps = mbit * 1e6 / 8
+    cdp.send("Network.emulateNetworkConditions", {
+        "offline": False, "latency": latency_ms, "downloadThroughput": bps,
+        "uploadThroughput": bps})

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from browser_helpers import (Held, Watch, assert_figures, expected_calculator, figures, root,
-                             set_form, wait_ready)
+                             set_form, throttle, wait_ready)
 from calc import CalcError, parse
 from calc.html import bidi_text
 
@@ -61,15 +61,6 @@ def test_the_manifest_names_a_lite_standard_library_of_precompiled_modules(calc_
     assert len(names) < len(sources) / 2
 
 
-def _throttle(context, page, mbit: float, latency_ms: int) -> None:
-    cdp = context.new_cdp_session(page)
-    cdp.send("Network.enable")
-    bps = mbit * 1e6 / 8
-    cdp.send("Network.emulateNetworkConditions", {
-        "offline": False, "latency": latency_ms, "downloadThroughput": bps,
-        "uploadThroughput": bps})
-
-
 def test_a_slow_line_boots_from_the_lite_standard_library(browser, calc_site):
     """6 Mbit/s (below lite_below): no snapshot byte before live, the full standard library
     held back by the server until then (the boot does not need it) and asked for after."""
@@ -81,7 +72,7 @@ def test_a_slow_line_boots_from_the_lite_standard_library(browser, calc_site):
         context.route("**/assets/pyodide/python_stdlib.zip", held)
         page = context.new_page()
         watch = Watch(calc_site.origin).attach(page)
-        _throttle(context, page, 6, 20)
+        throttle(context, page, 6, 20)
         page.goto(calc_site.page_url("en", "calculator"))
         wait_ready(page, "calculator")
         before = list(watch.requests)

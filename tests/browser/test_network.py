@@ -20,7 +20,7 @@ import re
 import time
 
 from browser_helpers import (Held, Watch, assert_figures, expected_calculator, figures, root,
-                             wait_ready)
+                             throttle, wait_ready)
 from calc.i18n import t
 
 WIDGET = '[data-calc-widget="calculator"]'
@@ -58,11 +58,7 @@ def test_a_slow_download_that_keeps_arriving_goes_live(browser, calc_site):
         _shorter_guard(context, calc_site, "ru", guard_ms)
         page = context.new_page()
         watch = Watch(calc_site.origin).attach(page)
-        cdp = context.new_cdp_session(page)
-        cdp.send("Network.enable")
-        cdp.send("Network.emulateNetworkConditions", {
-            "offline": False, "latency": 150, "downloadThroughput": 5e6 / 8,
-            "uploadThroughput": 5e6 / 8})
+        throttle(context, page, 5, 150)
         start = time.monotonic()
         page.goto(calc_site.page_url("ru", "calculator"))
         r = root(page, "calculator")
