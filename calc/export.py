@@ -109,6 +109,7 @@ class ExportSettings:
     modules: tuple[str, ...]
     seq: int
     batch: int
+    grad_accum: int  # micro-batches per optimizer step
     ckpt: bool
     optimizer: Optimizer
     flash: bool
@@ -136,7 +137,8 @@ def settings(inputs: Inputs, epochs: Decimal = Decimal(1), cards: int = 1) -> Ex
     extra = tuple(k for k, n in names.items() if n in modules and k not in inputs.targets.modules)
     return ExportSettings(
         model=hf_id(inputs.model), method=inputs.method, rank=inputs.rank, alpha=2 * inputs.rank,
-        modules=tuple(modules), seq=inputs.seq, batch=inputs.batch, ckpt=inputs.ckpt,
+        modules=tuple(modules), seq=inputs.seq, batch=inputs.batch, grad_accum=inputs.grad_accum,
+        ckpt=inputs.ckpt,
         optimizer=inputs.optimizer, flash=getattr(inputs, "flash", True),
         dquant=getattr(inputs, "dquant", True),
         loss=_loss(k.loss.value), opt_step=k.opt_step.value,
@@ -236,7 +238,7 @@ def export_trl(s: ExportSettings) -> str:
               f'    output_dir="{(s.model or "model").split("/")[-1]}-{s.method.value}",',
               f"    max_length={s.seq},",
               f"    per_device_train_batch_size={s.batch},",
-              "    gradient_accumulation_steps=1,",
+              f"    gradient_accumulation_steps={s.grad_accum},",
               f"    num_train_epochs={_epochs(s)},",
               f"    gradient_checkpointing={s.ckpt},",
               f"    optim={optim!r},"]
@@ -302,7 +304,7 @@ def export_axolotl(s: ExportSettings) -> str:
                     "(lora_experts): PEFT's target_parameters; lora_dropout must be 0 with it.",
                     "lora_target_parameters:"] + [f"  - {_yaml_scalar(m)}" for m in s.experts]
     rows = [("sequence_len", s.seq), ("micro_batch_size", s.batch),
-            ("gradient_accumulation_steps", 1), ("gradient_checkpointing", s.ckpt),
+            ("gradient_accumulation_steps", s.grad_accum), ("gradient_checkpointing", s.ckpt),
             ("optimizer", optim)]
     out += [f"{k}: {_yaml_scalar(v)}" for k, v in rows]
     out.append(f"num_epochs: {_epochs(s)}")
@@ -381,8 +383,12 @@ def export_torchtune(s: ExportSettings, inputs: Inputs) -> str:
         if s.experts:
             notes.append("# Adapting the routed experts (calc's lora_experts) has no override in this "
                          "recipe config: not supported here.")
+    tt_accum = 1 if s.opt_step == "in-backward" else s.grad_accum
+    if tt_accum != s.grad_accum:
+        notes.append("# optimizer_in_bwd steps each gradient as soon as it is complete: torchtune's "
+                     "recipes refuse gradient accumulation with it (gradient_accumulation_steps=1).")
     opts += [f"tokenizer.max_seq_len={s.seq}", f"batch_size={s.batch}",
-             "gradient_accumulation_steps=1", f"epochs={_epochs(s)}",
+             f"gradient_accumulation_steps={tt_accum}", f"epochs={_epochs(s)}",
              f"enable_activation_checkpointing={s.ckpt}",
              f"enable_activation_offloading={s.act_offload}",
              f"compile={s.compile}",

@@ -17,7 +17,7 @@ from decimal import Context, Decimal, InvalidOperation
 from typing import Callable, Iterable, Mapping, Sequence, TypeVar, Union
 
 from . import arch as arch_mod
-from .engine import Inputs, max_rank
+from .engine import DEFAULT_GRAD_ACCUM, Inputs, max_rank
 from .errors import CalcError, Problem
 from .fmt import group_symbol
 from .types import (AdapterDtype, Architecture, Framework, Loss, Method, Mode, OptStep, Optimizer,
@@ -50,6 +50,7 @@ INT_LIMITS: dict[str, tuple[int, int]] = {
     "rank": (1, 65_536),
     "seq": (1, 16_777_216),
     "batch": (1, 65_536),
+    "grad_accum": (1, 65_536),
     "d_in": (1, 1_048_576),
     "d_out": (1, 1_048_576),
 }
@@ -61,7 +62,7 @@ ARCH_FIELDS = tuple(f.name for f in dc_fields(Architecture) if f.name not in arc
 STACK_FIELDS = ("framework", "adapter_dtype", "loss", "opt_step", "act_offload", "quantized",
                 "kbit_upcast", "compile")
 FIELDS = ("model", "config", *ARCH_FIELDS, "method", "rank", "targets", "seq", "batch",
-          "ckpt", "optimizer", "unit", "mode", "flash", "dquant", "lora_experts", *STACK_FIELDS)
+          "grad_accum", "ckpt", "optimizer", "unit", "mode", "flash", "dquant", "lora_experts", *STACK_FIELDS)
 #: The knobs that take one of an enumeration's values (the others are true/false).
 KNOB_CHOICES: dict[str, type] = {"adapter_dtype": AdapterDtype, "loss": Loss, "opt_step": OptStep,
                                  "quantized": Quantized}
@@ -361,6 +362,8 @@ def parse(query: Query, locale: str = "en", *, strict: bool = False) -> Inputs:
         targets=c.read("targets", lambda v: read_choice(v, Targets), Targets.ALL_LINEAR),
         seq=c.read("seq", lambda v: read_int(v, "seq", locale), 2048),
         batch=c.read("batch", lambda v: read_int(v, "batch", locale), 1),
+        grad_accum=c.read("grad_accum", lambda v: read_int(v, "grad_accum", locale),
+                          DEFAULT_GRAD_ACCUM),
         ckpt=c.read("ckpt", read_bool, True),
         optimizer=c.read("optimizer", lambda v: read_choice(v, Optimizer), Optimizer.ADAMW),
         unit=c.read("unit", lambda v: read_choice(v, Unit), Unit.GIB),
@@ -409,6 +412,8 @@ def to_query(inputs: Inputs) -> dict[str, str]:
     )
     if inputs.mode.value == "detailed":  # the realistic model's options only matter there
         q.update(flash=str(inputs.flash).lower(), dquant=str(inputs.dquant).lower())
+    if inputs.grad_accum != DEFAULT_GRAD_ACCUM:  # links made before the field stay canonical
+        q["grad_accum"] = str(inputs.grad_accum)
     if inputs.lora_experts:  # only where it changes the estimate (Inputs keeps it False elsewhere)
         q["lora_experts"] = "true"
     q["framework"] = inputs.framework.value

@@ -31,7 +31,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Mapping
 
 from .engine import (BF16_BYTES, FP32_BYTES, MAX_CARDS, Estimate, Inputs, estimate,
-                     usable_bytes)
+                     gradient_bytes, usable_bytes)
 from .errors import CalcError, Problem
 from .types import GpuKind, Method, Mode, Objective, Offload, Optimizer, Sharding
 
@@ -74,7 +74,8 @@ COMPONENT_PARTS: dict[str, Part] = {
     # every card) otherwise (`trl/models/utils.py`, `prepare_deepspeed`, v1.9.0); with FSDP it
     # is wrapped in FSDP too (`prepare_fsdp`). So it shards exactly like the weights.
     "reference_model": Part.WEIGHTS,
-    # Gradients of the trainable parameters: ZeRO's P_g.
+    # Gradients of the trainable parameters: ZeRO's P_g (with grad_accum 1, what they add beyond
+    # the freed activations: sharding that is on the safe side, as for the step below).
     "gradients": Part.GRADIENTS,
     # Optimizer state and the FP32 master copy (ZeRO's P_os: with mixed-precision Adam the
     # FP32 copy of the parameters, the momentum and the variance, section 3.1). The engine
@@ -307,7 +308,7 @@ def _gathered(inputs: Inputs, components: tuple[tuple[str, int], ...]) -> int:
     arch = inputs.arch
     weights = sum(v for n, v in components
                   if part_of(n) is Part.WEIGHTS and n != "reference_model")
-    grads = sum(v for n, v in components if part_of(n) is Part.GRADIENTS)
+    grads = gradient_bytes(inputs)  # a unit's own, whether or not alive at the loss
     root = arch.vocab * arch.hidden * (1 if arch.tied else 2) * BF16_BYTES
     root = min(root, weights)
     layer = -(-(weights - root) // arch.layers)
@@ -328,7 +329,7 @@ def _extras(inputs: Inputs, components: tuple[tuple[str, int], ...], sharding: S
         # gradient_as_bucket_view=True ("the saved memory size will be equal to the total
         # gradients size", torch/nn/parallel/distributed.py); Accelerate's
         # DistributedDataParallelKwargs and the Trainer leave it False.
-        grads = sum(v for n, v in components if part_of(n) is Part.GRADIENTS)
+        grads = gradient_bytes(inputs)  # the buckets exist from the start (not the component)
         if grads:
             out.append(("ddp_buckets", grads))
     return out

@@ -21,6 +21,7 @@ from . import constants as _constants_module
 from .fit import GpuFit, fewest_cards, fits_on, gpu_fit, usable_bytes
 from .model import Estimate, Inputs
 from .realistic import (adapter_input_bytes_per_token, estimate_realistic, full_state_bytes,
+                        gradient_bytes,
                         largest_trainable_tensor, layer_activation_bytes_per_token, logits_bytes,
                         step_temp_per_param, unquantized_params)
 from .stacks import KNOBS, Knobs, Stack, applies, knobs_of, stack, stacks
@@ -43,7 +44,8 @@ __all__ = sorted(
     [n for n in vars(_constants_module) if n.isupper()]
     + ["Number", "cost", "quick_full", "rule_of_thumb", "GpuFit", "fewest_cards", "fits_on",
        "gpu_fit", "usable_bytes", "Estimate", "Inputs", "adapter_input_bytes_per_token",
-       "estimate_realistic", "estimate_detailed", "full_state_bytes", "largest_trainable_tensor",
+       "estimate_realistic", "estimate_detailed", "full_state_bytes", "gradient_bytes",
+       "largest_trainable_tensor",
        "layer_activation_bytes_per_token", "logits_bytes", "step_temp_per_param",
        "unquantized_params", "KNOBS", "Knobs", "Stack", "applies", "knobs_of", "stack", "stacks",
        "activation_bytes", "adapter_bytes", "base_weight_bytes", "estimate_planning",

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ..arch import active_params
 from ..types import (AdapterDtype, Architecture, Framework, Loss, Method, Mode, OptStep, Optimizer,
                      Quantized, Targets, Unit)
-from .constants import LEGACY_COMPONENTS, REALISTIC_COMPONENTS, SHARDED
+from .constants import DEFAULT_GRAD_ACCUM, LEGACY_COMPONENTS, REALISTIC_COMPONENTS, SHARDED
 from .stacks import KNOBS, Knobs, KnobValue, knobs_of, normalized
 
 
@@ -28,6 +28,10 @@ class Inputs:
     targets: Targets = Targets.ALL_LINEAR
     seq: int = 2048
     batch: int = 1
+    #: Micro-batches whose gradients are summed before each optimizer step (the Trainer's
+    #: gradient_accumulation_steps, default 1). Realistic model only: above 1 the gradients
+    #: stay alive through the next micro-batch's forward pass and loss.
+    grad_accum: int = DEFAULT_GRAD_ACCUM
     ckpt: bool = True
     optimizer: Optimizer = Optimizer.ADAMW
     unit: Unit = Unit.GIB
@@ -122,6 +126,7 @@ class Estimate:
             "total_bytes": self.total,
             "components": dict(self.components),
             "trainable_params": self.trainable_params,
+            "grad_accum": i.grad_accum,
             "params": i.arch.params,
             "active_params": active_params(i.arch),
         }

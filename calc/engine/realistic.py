@@ -20,16 +20,17 @@ stack allocates, term by term. Each knob of the stack adds or removes a named co
   copies at the loss -> `logits`; `fp32_logits_output`: a compiled `loss=full` keeps the FP32
   logits the model returns -> `logits`.
 
-The gradients are counted with the activations: with gradient accumulation (calc has no field
-for it; it is how most fine-tuning runs reach their batch size) the previous micro-batches'
-gradients are alive while the next one's activations and loss buffers are. After the loss, the
-end of the backward pass and the optimizer step free the activations: what they hold beyond
-them is counted only where it is larger (`step_temporaries`: foreach's temporaries; in
-`gradients`: the accumulation of a tied embedding's gradient, TIED_GRAD_COPIES). A run that
-steps after every micro-batch allocates its gradients after the loss buffers are freed and
-peaks lower: calc over-estimates it by up to the smaller of the two. With `opt_step=in-backward`
-there is no accumulation (torchtune's recipes refuse it): the one gradient alive comes after the
-loss, and `gradients` holds what it and a tied embedding's accumulation add beyond the freed.
+The gradients and the loss (`grad_accum`): with gradient accumulation (grad_accum > 1) the
+previous micro-batches' gradients are alive while the next one's activations and loss buffers
+are, so they are counted with them. A run that steps after every micro-batch (grad_accum = 1,
+the Trainer's default) and frees its gradients with the step (zero_grad(set_to_none=True))
+allocates them in the backward pass, as the activations are freed: `gradients` then holds only
+what they add beyond the freed (DEFAULT_GRAD_ACCUM has the evidence). The same holds for
+`opt_step=in-backward`, whatever grad_accum (torchtune's recipes refuse accumulation with it),
+with one parameter's gradient alive at a time. After the loss, the end of the backward pass
+and the optimizer step free the activations: what they hold beyond them is counted only where
+it is larger (`step_temporaries`: foreach's temporaries; in `gradients`: the accumulation of a
+tied embedding's gradient, TIED_GRAD_COPIES).
 
 The constants and their evidence are in calc/engine/constants.py; the stacks' values and their
 sources in calc/data/stacks.json.
@@ -248,6 +249,20 @@ def full_state_bytes(optimizer: Optimizer) -> Fraction:
     return Fraction(OPTIMIZER_BYTES[optimizer])
 
 
+def gradient_bytes(inputs: Inputs, param_bytes: int | None = None) -> int:
+    """The gradients a step allocates at once: every trainable parameter's, or with
+    `opt_step=in-backward` the largest tensor's (its post-accumulate hook steps and frees each
+    one). Whether they are alive at the loss depends on `grad_accum` (module docstring); the
+    strategies of calc.scale that copy or shard them (DDP's buckets, FSDP's unsharded unit)
+    read this, not the `gradients` component."""
+    if param_bytes is None:
+        param_bytes = GRAD_BYTES if inputs.method is Method.FULL else \
+            ADAPTER_DTYPE_BYTES[inputs.knobs.adapter_dtype.value]  # type: ignore[union-attr]
+    n = largest_trainable_tensor(inputs) if inputs.knobs.opt_step is OptStep.IN_BACKWARD \
+        else trainable_params(inputs)
+    return n * param_bytes
+
+
 def estimate_realistic(inputs: Inputs) -> Estimate:
     """Peak memory of one training step on one card, by named component (module docstring)."""
     arch, method, k = stack_arch(inputs), inputs.method, inputs.knobs
@@ -277,7 +292,7 @@ def estimate_realistic(inputs: Inputs) -> Estimate:
         param_bytes = ADAPTER_DTYPE_BYTES[k.adapter_dtype.value]
         parts["adapter_weights"] = t * param_bytes
         optimizer = _round(adapter_state_bytes(inputs.optimizer, param_bytes) * t)
-    grads = (largest_trainable_tensor(inputs) if k.opt_step is OptStep.IN_BACKWARD else t) * param_bytes
+    grads = gradient_bytes(inputs, param_bytes)
     parts["optimizer"] = optimizer
 
     # what the forward pass keeps for the backward pass
@@ -314,14 +329,16 @@ def estimate_realistic(inputs: Inputs) -> Estimate:
         if method is Method.FULL and arch.tied else 0
     step = step_temp_per_param(inputs.optimizer, param_bytes) * t \
         if k.opt_step is OptStep.FOREACH else 0
-    if k.opt_step is OptStep.IN_BACKWARD:
-        # no accumulation possible (torchtune refuses optimizer_in_bwd with it): the one
-        # gradient alive and a tied embedding's accumulation come after the loss buffers
+    if k.opt_step is OptStep.IN_BACKWARD or inputs.grad_accum == 1:
+        # no gradient alive at the loss (module docstring): the gradients, with a tied
+        # embedding's accumulation, and the foreach step's list come after the loss buffers
         parts["gradients"] = max(0, grads + tied - freed)
+        if k.opt_step is OptStep.FOREACH:
+            parts["step_temporaries"] = max(0, grads + step - max(freed, grads + tied))
     else:
         parts["gradients"] = grads + max(0, tied - freed)
-    if k.opt_step is OptStep.FOREACH:
-        parts["step_temporaries"] = max(0, step - max(freed, tied))
+        if k.opt_step is OptStep.FOREACH:
+            parts["step_temporaries"] = max(0, step - max(freed, tied))
     parts["overhead"] = OVERHEAD_BYTES
 
     components = tuple((n, parts[n]) for n in REALISTIC_COMPONENTS

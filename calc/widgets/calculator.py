@@ -33,11 +33,11 @@ __all__ = ["NAME", "DEFAULT_QUERY", "FORM_FIELDS", "NUMERIC_FIELDS", "EXAMPLE_HO
 
 NAME = "calculator"
 DEFAULT_QUERY: Mapping[str, str] = {}
-FORM_FIELDS = ("model", "config", "method", "rank", "targets", "seq", "batch", "ckpt",
+FORM_FIELDS = ("model", "config", "method", "rank", "targets", "seq", "batch", "grad_accum", "ckpt",
                "framework", "objective", "gpu", "unit", *SCALE_FIELDS[:3],
                *(n for n in PLAN_FIELDS if n not in ("gpu", "gpus")),
                "optimizer", "mode", "flash", "dquant", "lora_experts", *STACK_FIELDS[1:], *ARCH_FIELDS)
-NUMERIC_FIELDS = frozenset({"rank", "seq", "batch", "gpus", "epochs", "tokens_per_s", "price",
+NUMERIC_FIELDS = frozenset({"rank", "seq", "batch", "grad_accum", "gpus", "epochs", "tokens_per_s", "price",
                             *(n for n in ARCH_FIELDS if n != "tied")})
 #: Hours of the example cost column of the GPU table.
 EXAMPLE_HOURS = calculator_gpus.EXAMPLE_HOURS

@@ -68,6 +68,7 @@ def form(f: Form, loc: str, placeholders: Mapping[str, str]) -> str:
         f.select("targets", [(x.value, tx(f"targets.{x.value}", loc)) for x in Targets]),
         f.text("seq", inputmode="numeric"),
         f.text("batch", inputmode="numeric"),
+        f.text("grad_accum", inputmode="numeric"),
         f.checkbox("ckpt"),
         f.select("framework", [(x.value, tx(f"framework.{x.value}", loc)) for x in Framework]),
         f.select("objective", [(o.value, tx(f"objective.{o.value}", loc)) for o in Objective]),

@@ -37,12 +37,13 @@ HOSTILE_LINKS = {
         ("targets", "\U0001F600\U0001F525"), ("optimizer", "a" * 5000), ("unit", "GiB"),
         ("unit", XSS_IMG), ("ckpt", "maybe"), ("vocab", LONG), ("heads", "-0"),
         ("config", XSS_SVG), ("zzz", XSS_SCRIPT), ("__proto__", "1"), ("constructor", "x"),
-        ("utm_source", "mail"),
+        ("utm_source", "mail"), ("grad_accum", "1e400"),
     ]),
     "calculator-repeated-keys": ("calculator", [
         ("seq", "-1"), ("seq", "1e400"), ("seq", "1024"), ("batch", "2.0"), ("method", "qlora"),
         ("method", "QLoRA"), ("unknown", "\U0001F600" * 500), ("rank", "٣٢"), ("rank", "32"),
         ("model", "LLAMA-2-7B"), ("model", "qwen2.5-7b"), ("ckpt", "TRUE"), ("ckpt", "off"),
+        ("grad_accum", "-3"), ("grad_accum", "٤"),
     ]),
     # mixture-of-experts and latent-attention fields (engine.md section 7) and lora_experts
     "calculator-moe-preset": ("calculator", [

@@ -122,6 +122,7 @@ STACK_VALUES = {
     "quantized": ["all-linear", "adapted", "none"],
     "kbit_upcast": ["true", "false", "on", "2", False],
     "compile": ["true", "false", "off", "maybe", True, False],
+    "grad_accum": ["1", "8", "0", "-1", "1.5", "1e9", "۴", "x", 4],
     "method": ["full", "lora", "qlora"],
     "ckpt": ["true", "false"],
     "mode": ["detailed", "planning"],

@@ -68,7 +68,9 @@ def test_8_gpus_zero3_detailed_adds_the_gathered_layers():
     c = dict(est.components)
     root = 2 * LLAMA3_70B.vocab * LLAMA3_70B.hidden  # parameters of embed_tokens + lm_head
     layer = ceil_div(2 * (LLAMA3_70B.params - root), LLAMA3_70B.layers)  # BF16 bytes
-    gathered = 2 * layer + 2 * root + ceil_div(c["gradients"], LLAMA3_70B.layers)
+    # one layer's gradients: every parameter trains, in BF16 (whatever of them the step's
+    # peak holds, the `gradients` component)
+    gathered = 2 * layer + 2 * root + ceil_div(2 * LLAMA3_70B.params, LLAMA3_70B.layers)
     sharded = ("base_weights", "gradients", "optimizer", "step_temporaries")
     local = ("activations", "checkpoints", "adapter_inputs", "logits", "overhead")
     assert set(c) <= set(sharded) | set(local), "a component this test does not place"
@@ -103,8 +105,10 @@ def test_each_strategy_shards_exactly_its_components(sharding, method):
     if sharding is Sharding.ZERO3:
         assert extra == {"gathered_weights"}
     elif sharding is Sharding.DDP:
-        # DDP's all-reduce buckets hold a second copy of every gradient
-        assert extra == {"ddp_buckets"} and per_gpu["ddp_buckets"] == single["gradients"]
+        # DDP's all-reduce buckets hold a second copy of every gradient, from the start (what an
+        # accumulating step holds at its loss: the whole gradients)
+        whole = dict(estimate(replace(i, grad_accum=2)).components)["gradients"]
+        assert extra == {"ddp_buckets"} and per_gpu["ddp_buckets"] == whole
     else:
         assert extra == set()
 
@@ -214,7 +218,7 @@ def test_offload_on_one_gpu_still_frees_the_card():
 
 @pytest.mark.parametrize("mode", list(Mode))
 def test_dpo_full_adds_a_frozen_reference_and_doubles_the_batch(mode):
-    i = inputs(method=Method.FULL, mode=mode, batch=2, ckpt=True)
+    i = inputs(method=Method.FULL, mode=mode, batch=2, ckpt=True, grad_accum=4)
     sft = dict(estimate(i).components)
     doubled = dict(estimate(replace(i, batch=4)).components)
     dpo = dict(scaled(i, Scale(objective=Objective.DPO)).components)

@@ -146,8 +146,8 @@ def test_adapter_dtype():
     """FP32 -> BF16 adapters: weights and gradients halve; PEFT's FP32 input copies (one
     recomputed layer with checkpointing: 4 bytes x the sum of the adapted inputs' widths per
     token) disappear; AdamW's FP32 moments stay."""
-    fp32 = realistic(method=Method.LORA, seq=2048)
-    bf16 = realistic(method=Method.LORA, seq=2048, adapter_dtype=AdapterDtype.BF16)
+    fp32 = realistic(method=Method.LORA, seq=2048, grad_accum=4)  # gradients alive at the loss
+    bf16 = realistic(method=Method.LORA, seq=2048, grad_accum=4, adapter_dtype=AdapterDtype.BF16)
     t = lora_params(16)
     assert t == 41_943_040
     copies = 4 * sum(SHAPES_8B[m][0] for m in ALL) * 2048
@@ -175,8 +175,9 @@ def test_opt_step_in_backward_keeps_one_gradient():
     128,256 x 2,048, in BF16), with the tied embedding's two partial gradients while they are
     summed; torchtune allows no gradient accumulation with it, so that comes after the loss
     and counts only beyond the activations and loss buffers freed by then."""
-    fused = realistic(arch=L1B, method=Method.FULL)  # 2,048 tokens: the loss buffers are larger
-    inbwd = realistic(arch=L1B, method=Method.FULL, opt_step=OptStep.IN_BACKWARD)
+    # accumulating, 2,048 tokens: the loss buffers are larger than the embedding's gradients
+    fused = realistic(arch=L1B, method=Method.FULL, grad_accum=4)
+    inbwd = realistic(arch=L1B, method=Method.FULL, grad_accum=4, opt_step=OptStep.IN_BACKWARD)
     assert only_changed(fused, inbwd) == {"gradients": -2 * L1B.params}
     short = realistic(arch=L1B, method=Method.FULL, seq=128, opt_step=OptStep.IN_BACKWARD)
     h, q, kv, f, tokens = 2048, 2048, 512, 8192, 128
