@@ -123,3 +123,19 @@ def test_share_in_the_text_alternative():
     desc = svg_tree(stacked_bar([("base_weights", 3), ("overhead", 1)], "GiB", "en")).find(
         f"{SVG}desc").text
     assert fmt(Decimal("0.75"), "percent", "en") in desc and fmt(Decimal("0.25"), "percent", "en") in desc
+
+
+def test_every_place_in_the_breakdown_has_a_colour():
+    """A segment's colour is its place among the components a card can show (the realistic
+    model's, DPO's reference model, the strategy's working set): the stylesheet defines each,
+    in the light and the dark palette (an undefined class would fill black)."""
+    import re
+    from pathlib import Path
+
+    from calc.engine import REALISTIC_COMPONENTS
+
+    css = (Path(__file__).resolve().parents[2] / "docs/assets/calc/calc.css").read_text()
+    places = len(REALISTIC_COMPONENTS) + 2  # + reference_model + gathered_weights or ddp_buckets
+    for i in range(places):
+        assert len(re.findall(rf"--calc-c{i}:", css)) == 2, i
+        assert f".calc-c{i} {{ fill: var(--calc-c{i});" in css, i
