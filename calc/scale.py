@@ -94,6 +94,7 @@ COMPONENT_PARTS: dict[str, Part] = {
     "activations": Part.LOCAL,
     # Logits and the loss buffer: activations of the card's own micro-batch.
     "logits": Part.LOCAL,
+    "previous_step": Part.LOCAL,  # the card's own previous micro-batch
     # The checkpointed layer inputs and PEFT's FP32 copies of the adapters' inputs: activations
     # of the card's own micro-batch too.
     "checkpoints": Part.LOCAL,

@@ -248,6 +248,18 @@ DEFAULT_GRAD_ACCUM = 1
 #: tables (Llama 2 7B and 13B, QLoRA) sit 0.5 and 0.6 GiB above the layers' terms, 4 x the
 #: 131 M and 164 M output weights.
 KBIT_OUTPUT_DEQUANT_BYTES = 2 + 2
+#: `keeps_previous_graph` with `kbit_saves_input` (stack facts; QLoRA): the previous step's
+#: graph is alive until this step's forward pass returns, and with it the inputs bitsandbytes
+#: kept of every 4-bit layer: per layer and token, in BF16, the attention's normed input (2h),
+#: the attention output (2 q_dim: SDPA's own saved copy was freed by the backward pass, this
+#: one was not), the MLP's normed input (2h) and down_proj's input (2 ffn); once per token the
+#: output layer's input (2h). They peak at the output layer's last chunk, with the previous
+#: step's FP32 logits (4) and this step's BF16 logit chunks (2) per token and vocabulary entry
+#: and the dequantized output layer: the component `previous_step` is what that moment holds
+#: beyond the loss's `logits`. Evidence: LitGPT's config-hub QLoRA runs (bitsandbytes 0.42.0)
+#: sat 0.2 to 1.5 GiB above the model without it, most for the 32k-vocabulary models (Llama 2
+#: 7B: 1.43 GiB); the resource tables' runs, whose peak is their first iteration, did not.
+PREVIOUS_STEP_LOGITS_BYTES = 4 + 2
 
 #: `act_offload`: both stacks that offload (Unsloth's "unsloth" checkpointing, torchtune's
 #: OffloadActivations) move each checkpointed layer input to the CPU in the forward pass and
@@ -258,7 +270,7 @@ OFFLOAD_RESIDENT_LAYERS = 2
 #: Every component the realistic model can report, in the breakdown's order.
 REALISTIC_COMPONENTS = ("base_weights", "kbit_upcast", "adapter_weights", "gradients", "optimizer",
                         "step_temporaries", "checkpoints", "activations", "adapter_inputs", "logits",
-                        "overhead")
+                        "previous_step", "overhead")
 #: Components that shard across cards with ZeRO-3/FSDP (the model states and the step's
 #: temporaries, which follow the states' shards).
 SHARDED = frozenset({"base_weights", "kbit_upcast", "adapter_weights", "gradients", "optimizer",

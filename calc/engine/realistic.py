@@ -18,7 +18,8 @@ stack allocates, term by term. Each knob of the stack adds or removes a named co
   old bitsandbytes 4-bit matmul keeps) -> `activations`, per layer as the layers' own;
   `kbit_output_layer` (QLoRA): the output layer in NF4 -> `base_weights`, and its dequantized
   copies at the loss -> `logits`; `fp32_logits_output`: a compiled `loss=full` keeps the FP32
-  logits the model returns -> `logits`.
+  logits the model returns -> `logits`; `keeps_previous_graph` (with `kbit_saves_input`): the
+  previous step's kept 4-bit-layer inputs during the next forward pass -> `previous_step`.
 
 The gradients and the loss (`grad_accum`): with gradient accumulation (grad_accum > 1) the
 previous micro-batches' gradients are alive while the next one's activations and loss buffers
@@ -49,7 +50,8 @@ from .constants import (ACT_BYTES_CKPT, ADAPTER_DTYPE_BYTES, ADAPTER_INPUT_BYTES
                         COMPILED_FP32_LOGITS_BYTES, COMPILED_LOGITS_BYTES, COMPONENTS, DROPOUT_MASK_BYTES,
                         FP32_BYTES, FUSED_LOSS_BYTES, GRAD_BYTES, KBIT_INPUT_BYTES, LOGITS_BYTES,
                         NF4_BYTES_EXACT, NF4_BYTES_EXACT_DQ, OFFLOAD_RESIDENT_LAYERS,
-                        OPTIMIZER_BYTES, OVERHEAD_BYTES, REALISTIC_COMPONENTS, STATE_BYTES_FP32,
+                        OPTIMIZER_BYTES, OVERHEAD_BYTES, PREVIOUS_STEP_LOGITS_BYTES,
+                        REALISTIC_COMPONENTS, STATE_BYTES_FP32,
                         STEP_TEMP_BYTES, TIED_GRAD_COPIES, KBIT_OUTPUT_DEQUANT_BYTES,
                         adapter_state_bytes)
 from .model import Estimate, Inputs
@@ -194,6 +196,26 @@ def kbit_input_bytes_per_token(inputs: Inputs, arch: Architecture, moe: bool = F
     return KBIT_INPUT_BYTES * (2 * arch.hidden + arch.ffn)
 
 
+def previous_step_bytes(inputs: Inputs, arch: Architecture, tokens: int, logits: int,
+                        kbit_head: bool) -> int:
+    """With the stack facts `keeps_previous_graph` and `kbit_saves_input` (QLoRA): what the
+    moment of the output layer's last chunk holds beyond the loss's `logits` (see
+    PREVIOUS_STEP_LOGITS_BYTES): the previous step's kept inputs of every 4-bit layer (a
+    mixture-of-experts layer: its attention's, the experts' are not counted), the previous FP32
+    logits, this step's BF16 chunks and the dequantized output layer."""
+    s = stack(inputs.framework)
+    if inputs.method is not Method.QLORA or not (s.fact("keeps_previous_graph")
+                                                 and s.fact("kbit_saves_input")):
+        return 0
+    h = arch.hidden
+    kept = sum(n * BF16_BYTES * (2 * h + arch.q_dim + (0 if moe else arch.ffn))
+               for moe, n in _layer_kinds(arch)) * tokens + BF16_BYTES * h * tokens
+    moment = kept + PREVIOUS_STEP_LOGITS_BYTES * tokens * arch.vocab
+    if kbit_head:
+        moment += KBIT_OUTPUT_DEQUANT_BYTES * arch.vocab * arch.hidden
+    return max(0, moment - logits)
+
+
 def largest_trainable_tensor(inputs: Inputs) -> int:
     """Elements of the largest trainable tensor: what `opt_step=in-backward` keeps of the
     gradients (each one is stepped and freed as soon as it is complete). Fused 3-D experts are
@@ -321,10 +343,12 @@ def estimate_realistic(inputs: Inputs) -> Estimate:
                                    stack(inputs.framework).fact("fp32_logits_output"))
     if method is Method.QLORA and kbit_head:  # its FP16 and BF16 dequantized copies
         parts["logits"] += KBIT_OUTPUT_DEQUANT_BYTES * arch.vocab * arch.hidden
+    parts["previous_step"] = previous_step_bytes(inputs, arch, tokens, parts["logits"], kbit_head)
 
     # after the loss: what the end of the backward pass and the optimizer step hold beyond
     # the activations they free (module docstring)
-    freed = sum(parts.get(n, 0) for n in ("checkpoints", "activations", "adapter_inputs", "logits"))
+    freed = sum(parts.get(n, 0) for n in ("checkpoints", "activations", "adapter_inputs", "logits",
+                                           "previous_step"))
     tied = TIED_GRAD_COPIES * arch.vocab * arch.hidden * param_bytes \
         if method is Method.FULL and arch.tied else 0
     step = step_temp_per_param(inputs.optimizer, param_bytes) * t \

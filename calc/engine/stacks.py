@@ -37,8 +37,11 @@ KNOBS = tuple(KNOB_TYPES)
 #: 0.43.2) and `kbit_output_layer` (its 4-bit path quantizes the output layer too and
 #: dequantizes it whole, through FP16, for each use) and `fp32_logits_output` (its model's
 #: forward upcasts the whole logits tensor to FP32 itself, outside what `compile` compiles:
-#: a compiled `loss=full` then keeps FP32 logits). A stack that states none has none.
-FACTS = ("lora_dropout", "kbit_saves_input", "kbit_output_layer", "fp32_logits_output")
+#: a compiled `loss=full` then keeps FP32 logits) and `keeps_previous_graph` (its training loop
+#: keeps the previous step's outputs, and so their graph, until the next forward pass returns).
+#: A stack that states none has none.
+FACTS = ("lora_dropout", "kbit_saves_input", "kbit_output_layer", "fp32_logits_output",
+         "keeps_previous_graph")
 #: What a code citation must say; a paper citation names the paper instead of a repository.
 SOURCE_KEYS = ("repo", "version", "path", "where", "says")
 

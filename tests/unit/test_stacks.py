@@ -276,8 +276,8 @@ def test_knobs_that_do_not_apply_change_nothing():
 def test_a_stack_is_its_knobs_and_facts():
     """Choosing a stack estimates exactly as the hf stack with that stack's knobs spelt out,
     but for what its facts (stacks.json `facts`, tests/unit/test_engine_facts.py) add: the
-    LoRA dropout's activations, the old bitsandbytes' kept inputs and 4-bit output layer; full
-    fine-tuning has none of them."""
+    LoRA dropout's activations, the old bitsandbytes' kept inputs and 4-bit output layer, the
+    previous step's kept inputs; full fine-tuning has none of them."""
     for fw in Framework:
         s = stacks()[fw]
         facts = [n for n in FACTS if s.fact(n)]
@@ -289,7 +289,7 @@ def test_a_stack_is_its_knobs_and_facts():
                 assert a.components == b.components, (fw, method)
             else:
                 allowed = {"activations"} if method is Method.LORA else \
-                    {"activations", "base_weights", "logits"}
+                    {"activations", "base_weights", "logits", "previous_step"}
                 assert set(only_changed(b, a)) <= allowed, (fw, method)
 
 
