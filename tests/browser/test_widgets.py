@@ -37,6 +37,8 @@ CALCULATOR_CASES = [
     {"model": "custom", "layers": "24", "hidden": "2048", "ffn": "5632", "heads": "16",
      "kv_heads": "4", "vocab": "32000"},
     {"mode": "detailed", "method": "qlora", "flash": "false"},
+    {"method": "full", "grad_accum": "8"},  # the gradients alive at the loss
+    {"method": "qlora", "framework": "litgpt", "targets": "qv", "ckpt": "false"},  # previous_step
 ]
 
 
