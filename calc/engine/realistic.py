@@ -271,18 +271,24 @@ def full_state_bytes(optimizer: Optimizer) -> Fraction:
     return Fraction(OPTIMIZER_BYTES[optimizer])
 
 
-def gradient_bytes(inputs: Inputs, param_bytes: int | None = None) -> int:
+def trainable_bytes(inputs: Inputs) -> int:
+    """Bytes per trainable parameter, and per element of its gradient: BF16 weights in full
+    fine-tuning, the adapters' dtype (`adapter_dtype`) with LoRA and QLoRA."""
+    if inputs.method is Method.FULL:
+        return GRAD_BYTES
+    assert inputs.knobs.adapter_dtype is not None
+    return ADAPTER_DTYPE_BYTES[inputs.knobs.adapter_dtype.value]
+
+
+def gradient_bytes(inputs: Inputs) -> int:
     """The gradients a step allocates at once: every trainable parameter's, or with
     `opt_step=in-backward` the largest tensor's (its post-accumulate hook steps and frees each
     one). Whether they are alive at the loss depends on `grad_accum` (module docstring); the
     strategies of calc.scale that copy or shard them (DDP's buckets, FSDP's unsharded unit)
     read this, not the `gradients` component."""
-    if param_bytes is None:
-        param_bytes = GRAD_BYTES if inputs.method is Method.FULL else \
-            ADAPTER_DTYPE_BYTES[inputs.knobs.adapter_dtype.value]  # type: ignore[union-attr]
     n = largest_trainable_tensor(inputs) if inputs.knobs.opt_step is OptStep.IN_BACKWARD \
         else trainable_params(inputs)
-    return n * param_bytes
+    return n * trainable_bytes(inputs)
 
 
 def estimate_realistic(inputs: Inputs) -> Estimate:
@@ -306,15 +312,13 @@ def estimate_realistic(inputs: Inputs) -> Estimate:
             parts["kbit_upcast"] = keep * (FP32_BYTES - BF16_BYTES)
     else:
         parts["base_weights"] = arch.params * BF16_BYTES
+    param_bytes = trainable_bytes(inputs)
     if method is Method.FULL:
-        param_bytes = GRAD_BYTES
         optimizer = _round(full_state_bytes(inputs.optimizer) * t)
     else:
-        assert k.adapter_dtype is not None
-        param_bytes = ADAPTER_DTYPE_BYTES[k.adapter_dtype.value]
         parts["adapter_weights"] = t * param_bytes
         optimizer = _round(adapter_state_bytes(inputs.optimizer, param_bytes) * t)
-    grads = gradient_bytes(inputs, param_bytes)
+    grads = gradient_bytes(inputs)
     parts["optimizer"] = optimizer
 
     # what the forward pass keeps for the backward pass
