@@ -284,6 +284,7 @@ def test_calculator_by_keyboard_alone(open_page, locale):
     page.keyboard.type("1024")
     page.keyboard.press("Enter")  # no submit, no reload
     page.keyboard.press("Tab")  # batch
+    page.keyboard.press("Tab")  # grad_accum
     page.keyboard.press("Tab")  # ckpt
     page.keyboard.press("Space")
     for _ in range(3):  # the training stack, the objective, my GPU

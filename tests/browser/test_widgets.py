@@ -228,6 +228,8 @@ def test_keyboard_alone(calculator):
     page.keyboard.press("Tab")
     assert active_name() == "batch"
     page.keyboard.press("Tab")
+    assert active_name() == "grad_accum"
+    page.keyboard.press("Tab")
     assert active_name() == "ckpt"
     page.keyboard.press("Space")
     wait_idle(page, "calculator")

@@ -132,6 +132,7 @@ def test_bad_values_name_the_field_in_every_language(raw, code):
         assert t("field.grad_accum", loc) in text and "{" not in text
 
 
+@pytest.mark.skipif(sys.platform == "emscripten", reason="Pyodide has no subprocesses")
 def test_cli_flag_json_and_exit_2():
     ok = subprocess.run([sys.executable, "-m", "calc", "--method", "full", "--grad-accum", "4",
                          "--json"], cwd=ROOT, capture_output=True, text=True, timeout=60)
