@@ -62,7 +62,8 @@ ARCH_FIELDS = tuple(f.name for f in dc_fields(Architecture) if f.name not in arc
 STACK_FIELDS = ("framework", "adapter_dtype", "loss", "opt_step", "act_offload", "quantized",
                 "kbit_upcast", "compile")
 FIELDS = ("model", "config", *ARCH_FIELDS, "method", "rank", "targets", "seq", "batch",
-          "grad_accum", "ckpt", "optimizer", "unit", "mode", "flash", "dquant", "lora_experts", *STACK_FIELDS)
+          "grad_accum", "ckpt", "optimizer", "unit", "mode", "flash", "dquant", "lora_experts",
+          *STACK_FIELDS)
 #: The knobs that take one of an enumeration's values (the others are true/false).
 KNOB_CHOICES: dict[str, type] = {"adapter_dtype": AdapterDtype, "loss": Loss, "opt_step": OptStep,
                                  "quantized": Quantized}

@@ -22,12 +22,12 @@ ground-truth runs, then the ground truth component by component against the deta
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Mapping
 from fractions import Fraction
 
 from . import accuracy, catalog, html
 from .render_throughput import throughput_block
 from .accuracy import MODES, Run
+from .engine import DEFAULT_GRAD_ACCUM
 from .fmt import fmt
 from .i18n import Counted, normalize_locale, t
 
@@ -79,16 +79,21 @@ def _count(name: str, n: int, loc: str) -> str:
     return _fig(name, fmt(n, "count", loc), value=str(n))
 
 
-def _tpl(key: str, loc: str, counts: Mapping[str, int] | None = None, **html: str) -> str:
+def _counted(name: str, n: int, loc: str) -> Counted:
+    """`_count`'s figure with its number, for a sentence whose plural forms agree with it."""
+    return Counted(_count(name, n, loc), str(n))
+
+
+def _tpl(key: str, loc: str, **html: str | Counted) -> str:
     """A catalog sentence with HTML fragments (figures) in its placeholders: the sentence is
-    escaped, the fragments are inserted as they are. `counts`: the number each counted
-    fragment stands for, which chooses the sentence's plural forms."""
+    escaped, the fragments are inserted as they are; a `Counted` fragment's number chooses the
+    sentence's plural forms."""
     marks = {k: f"\x00{k}\x00" for k in html}
-    given = {k: Counted(m, str((counts or {})[k])) if k in (counts or {}) else m
-             for k, m in marks.items()}
+    given = {k: Counted(marks[k], v.number) if isinstance(v, Counted) else marks[k]
+             for k, v in html.items()}
     text = _e(t(key, loc, **given))
     for k, frag in html.items():
-        text = text.replace(_e(marks[k]), frag)
+        text = text.replace(_e(marks[k]), str(frag))
     return text
 
 
@@ -113,13 +118,12 @@ def _settings(run: Run, loc: str) -> str:
         parts.append(_tpl("accuracy.settings.adapter", loc,
                           rank=_count("rank", int(f.get("rank", "16")), loc),
                           targets=_e(t("targets." + f.get("targets", "all-linear"), loc))))
-    seq = int(f.get("seq", "2048"))
-    parts.append(_tpl("accuracy.settings.tokens", loc, {"seq": seq},
-                      seq=_count("seq", seq, loc),
+    parts.append(_tpl("accuracy.settings.tokens", loc,
+                      seq=_counted("seq", int(f.get("seq", "2048")), loc),
                       batch=_count("batch", int(f.get("batch", "1")), loc)))
-    if int(f.get("grad_accum", "1")) > 1:
-        n = int(f["grad_accum"])
-        parts.append(_tpl("accuracy.settings.accum", loc, {"n": n}, n=_count("grad_accum", n, loc)))
+    accum = int(f.get("grad_accum", DEFAULT_GRAD_ACCUM))  # the query leaves the default out
+    if accum != DEFAULT_GRAD_ACCUM:
+        parts.append(_tpl("accuracy.settings.accum", loc, n=_counted("grad_accum", accum, loc)))
     ckpt = f.get("ckpt", "true") == "true"
     parts.append(_e(t("accuracy.settings.ckpt_on" if ckpt else "accuracy.settings.ckpt_off", loc)))
     if f.get("flash", "true") == "false":
@@ -245,7 +249,7 @@ def _load_reasons() -> None:
 
 def _summary_sentence(key: str, runs: tuple[Run, ...], loc: str) -> str:
     s = {m: accuracy.summary(runs, m) for m in MODES}
-    return _tpl(key, loc, {"n": s["planning"].n}, n=_count("runs", s["planning"].n, loc),
+    return _tpl(key, loc, n=_counted("runs", s["planning"].n, loc),
                 p_median=_pct("median.planning", s["planning"].median_abs, loc, signed=False),
                 p_worst=_pct("worst.planning", s["planning"].worst, loc),
                 d_median=_pct("median.detailed", s["detailed"].median_abs, loc, signed=False),

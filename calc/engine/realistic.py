@@ -196,13 +196,13 @@ def kbit_input_bytes_per_token(inputs: Inputs, arch: Architecture, moe: bool = F
     return KBIT_INPUT_BYTES * (2 * arch.hidden + arch.ffn)
 
 
-def previous_step_bytes(inputs: Inputs, arch: Architecture, tokens: int, logits: int,
-                        kbit_head: bool) -> int:
+def previous_step_bytes(inputs: Inputs, arch: Architecture, tokens: int, loss_logits: int) -> int:
     """With the stack facts `keeps_previous_graph` and `kbit_saves_input` (QLoRA): what the
-    moment of the output layer's last chunk holds beyond the loss's `logits` (see
+    moment of the output layer's last chunk holds beyond the loss's buffers `loss_logits` (see
     PREVIOUS_STEP_LOGITS_BYTES): the previous step's kept inputs of every 4-bit layer (a
     mixture-of-experts layer: its attention's, the experts' are not counted), the previous FP32
-    logits, this step's BF16 chunks and the dequantized output layer."""
+    logits and this step's BF16 chunks. A 4-bit output layer's dequantized copies are alive at
+    both moments, so they are left out of both."""
     s = stack(inputs.framework)
     if inputs.method is not Method.QLORA or not (s.fact("keeps_previous_graph")
                                                  and s.fact("kbit_saves_input")):
@@ -210,10 +210,7 @@ def previous_step_bytes(inputs: Inputs, arch: Architecture, tokens: int, logits:
     h = arch.hidden
     kept = sum(n * BF16_BYTES * (2 * h + arch.q_dim + (0 if moe else arch.ffn))
                for moe, n in _layer_kinds(arch)) * tokens + BF16_BYTES * h * tokens
-    moment = kept + PREVIOUS_STEP_LOGITS_BYTES * tokens * arch.vocab
-    if kbit_head:
-        moment += KBIT_OUTPUT_DEQUANT_BYTES * arch.vocab * arch.hidden
-    return max(0, moment - logits)
+    return max(0, kept + PREVIOUS_STEP_LOGITS_BYTES * tokens * arch.vocab - loss_logits)
 
 
 def largest_trainable_tensor(inputs: Inputs) -> int:
@@ -345,9 +342,9 @@ def estimate_realistic(inputs: Inputs) -> Estimate:
     parts["adapter_inputs"] = inputs_copies
     parts["logits"] = logits_bytes(k.loss, arch, tokens, bool(k.compile),
                                    stack(inputs.framework).fact("fp32_logits_output"))
+    parts["previous_step"] = previous_step_bytes(inputs, arch, tokens, parts["logits"])
     if method is Method.QLORA and kbit_head:  # its FP16 and BF16 dequantized copies
         parts["logits"] += KBIT_OUTPUT_DEQUANT_BYTES * arch.vocab * arch.hidden
-    parts["previous_step"] = previous_step_bytes(inputs, arch, tokens, parts["logits"], kbit_head)
 
     # after the loss: what the end of the backward pass and the optimizer step hold beyond
     # the activations they free (module docstring)
@@ -357,16 +354,15 @@ def estimate_realistic(inputs: Inputs) -> Estimate:
         if method is Method.FULL and arch.tied else 0
     step = step_temp_per_param(inputs.optimizer, param_bytes) * t \
         if k.opt_step is OptStep.FOREACH else 0
-    if k.opt_step is OptStep.IN_BACKWARD or inputs.grad_accum == 1:
-        # no gradient alive at the loss (module docstring): the gradients, with a tied
-        # embedding's accumulation, and the foreach step's list come after the loss buffers
-        parts["gradients"] = max(0, grads + tied - freed)
-        if k.opt_step is OptStep.FOREACH:
-            parts["step_temporaries"] = max(0, grads + step - max(freed, grads + tied))
-    else:
-        parts["gradients"] = grads + max(0, tied - freed)
-        if k.opt_step is OptStep.FOREACH:
-            parts["step_temporaries"] = max(0, step - max(freed, tied))
+    # three moments, beyond the model states: the loss (what is freed later, and the gradients
+    # only where they accumulate), the end of the backward pass (the gradients and a tied
+    # embedding's accumulation) and the foreach step (the gradients and its list)
+    accumulating = inputs.grad_accum > 1 and k.opt_step is not OptStep.IN_BACKWARD
+    loss = freed + (grads if accumulating else 0)
+    backward = max(loss, grads + tied)
+    parts["gradients"] = backward - freed
+    if k.opt_step is OptStep.FOREACH:
+        parts["step_temporaries"] = max(0, grads + step - backward)
     parts["overhead"] = OVERHEAD_BYTES
 
     components = tuple((n, parts[n]) for n in REALISTIC_COMPONENTS

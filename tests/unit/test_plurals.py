@@ -259,6 +259,24 @@ def test_counted_and_text_values():
     assert t("accuracy.settings.tokens", "ru") == "{seq} токенов × микробатч {batch}"
 
 
+def test_the_accuracy_pages_sentences_agree_with_their_figures():
+    """calc.render_accuracy puts figures (HTML) into its sentences: the plural form is still
+    the one of the figure's number (before, these took the general plural: "4 микробатчей")."""
+    import re
+
+    from calc.render_accuracy import _counted, _tpl
+
+    plain = lambda html: re.sub(r"<[^>]+>", "", html)  # noqa: E731
+    accum = lambda n: plain(_tpl("accuracy.settings.accum", "ru", n=_counted("grad_accum", n, "ru")))  # noqa: E731
+    assert accum(4) == "накопление градиентов за 4 микробатча"
+    assert accum(5) == "накопление градиентов за 5 микробатчей"
+    assert accum(21) == "накопление градиентов за 21 микробатч"
+    tokens = plain(_tpl("accuracy.settings.tokens", "ru", seq=_counted("seq", 21, "ru"), batch="4"))
+    assert tokens == "21 токен × микробатч 4"
+    assert plain(_tpl("accuracy.settings.accum", "en", n=_counted("grad_accum", 1, "en"))) == \
+        "gradients accumulated over 1 micro-batch"
+
+
 # --- the bare byte unit and prose multipliers ------------------------------------------------
 
 
