@@ -33,6 +33,9 @@ def expected_calculator(query: dict, locale: str) -> dict:
                            else Mode.DETAILED), sc).per_gpu_total
     exp["textbook_total" if inputs.mode is Mode.DETAILED else "realistic_total"] = (
         "bytes", str(other), fmt(other, unit, locale))
+    off = sum(v for _, v in s.estimate.off_peak)  # with checkpointing, the smaller moment
+    if off:
+        exp["off_peak"] = ("bytes", str(off), fmt(off, unit, locale))
     if s.cpu_bytes:
         exp["cpu_bytes"] = ("bytes", str(s.cpu_bytes), fmt(s.cpu_bytes, unit, locale))
         for name, v in s.cpu_components:

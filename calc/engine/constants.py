@@ -267,6 +267,22 @@ PREVIOUS_STEP_LOGITS_BYTES = 4 + 2
 #: being copied in.
 OFFLOAD_RESIDENT_LAYERS = 2
 
+#: With gradient checkpointing, two moments that are never alive together: the end of the
+#: forward pass, where the loss's buffers sit beside the checkpoints (LOSS_SIDE), and the first
+#: layer the backward pass recomputes (RECOMPUTE_SIDE). Autograd runs the loss's and the output
+#: layer's backward nodes first and frees each node's saved tensors once it has run (no
+#: retain_graph); the checkpointed layer is recomputed only when the engine reaches its node
+#: (torch/utils/checkpoint.py: CheckpointFunction.backward, or the non-reentrant unpack hook).
+#: Evidence: our MemTracker runs of Llama 3.2 1B with LoRA and checkpointing (Trainer-like loop,
+#: calc/data/ground_truth.json) peak with the checkpoints, the FP32 log-softmax and the loss's
+#: backward temporaries and no recomputed layer (2,048 tokens: 1.14 + 1.97 GiB): within 1.2 %
+#: of the larger moment, where the sum was 2-7 % over; torchtune's published LoRA and QLoRA runs
+#: (README 'Optimization flags', 1814feb) are 0.3 GiB below the loss moment and 1.2 GiB below
+#: the sum. A loop that keeps the model's BF16 output through the backward pass (our
+#: runs with logits_kept) holds more than either moment: up to 9 % under.
+LOSS_SIDE = ("logits", "previous_step")
+RECOMPUTE_SIDE = ("activations", "adapter_inputs")
+
 #: Every component the realistic model can report, in the breakdown's order.
 REALISTIC_COMPONENTS = ("base_weights", "kbit_upcast", "adapter_weights", "gradients", "optimizer",
                         "step_temporaries", "checkpoints", "activations", "adapter_inputs", "logits",

@@ -81,6 +81,9 @@ class Estimate:
     components: tuple[tuple[str, int], ...]
     #: Host memory the run needs for what it moved off the GPU (act_offload); not in `total`.
     cpu_bytes: int = 0
+    #: Components of a moment that is not the peak, not in `total`: with gradient checkpointing
+    #: the smaller of the loss's buffers and the recomputed layer (calc/engine/realistic.py).
+    off_peak: tuple[tuple[str, int], ...] = ()
 
     @property
     def total(self) -> int:
@@ -101,6 +104,10 @@ class Estimate:
         if name in REALISTIC_COMPONENTS:
             return 0
         raise KeyError(name)
+
+    def own(self, name: str) -> int:
+        """A component's bytes at its own moment: at the peak (`get`), or off it (`off_peak`)."""
+        return dict(self.off_peak).get(name) or self.get(name)
 
     @property
     def sharded(self) -> int:
@@ -138,6 +145,7 @@ class Estimate:
         if i.arch.experts:
             out["lora_experts"] = i.lora_experts
         out["cpu_bytes"] = realistic.cpu_bytes
+        out["off_peak_components"] = dict(realistic.off_peak)
         out["framework"] = i.framework.value
         out["knobs"] = i.knobs.to_json()
         out["explicit_knobs"] = {k: (v.value if hasattr(v, "value") else v)

@@ -49,6 +49,7 @@ from .constants import (ACT_BYTES_CKPT, ADAPTER_DTYPE_BYTES, ADAPTER_INPUT_BYTES
                         BF16_BYTES, CHUNKED_LOGITS_BYTES, COMPILED_CHUNKED_LOGITS_BYTES,
                         COMPILED_FP32_LOGITS_BYTES, COMPILED_LOGITS_BYTES, COMPONENTS, DROPOUT_MASK_BYTES,
                         FP32_BYTES, FUSED_LOSS_BYTES, GRAD_BYTES, KBIT_INPUT_BYTES, LOGITS_BYTES,
+                        LOSS_SIDE, RECOMPUTE_SIDE,
                         NF4_BYTES_EXACT, NF4_BYTES_EXACT_DQ, OFFLOAD_RESIDENT_LAYERS,
                         OPTIMIZER_BYTES, OVERHEAD_BYTES, PREVIOUS_STEP_LOGITS_BYTES,
                         REALISTIC_COMPONENTS, STATE_BYTES_FP32,
@@ -288,6 +289,19 @@ def gradient_bytes(inputs: Inputs) -> int:
     return n * trainable_bytes(inputs)
 
 
+def _peak_of_loss_or_recompute(parts: dict[str, int]) -> tuple[tuple[str, int], ...]:
+    """With gradient checkpointing, keep in `parts` the larger of the two moments of LOSS_SIDE
+    and RECOMPUTE_SIDE, so that the breakdown is what the peak holds; the other side's
+    components become 0 in `parts` and are returned (Estimate.off_peak)."""
+    loss = sum(parts.get(n, 0) for n in LOSS_SIDE)
+    layer = sum(parts.get(n, 0) for n in RECOMPUTE_SIDE)
+    off = RECOMPUTE_SIDE if loss >= layer else LOSS_SIDE
+    moved = tuple((name, parts[name]) for name in off if parts.get(name))
+    for name, _ in moved:
+        parts[name] = 0
+    return moved
+
+
 def estimate_realistic(inputs: Inputs) -> Estimate:
     """Peak memory of one training step on one card, by named component (module docstring)."""
     arch, method, k = stack_arch(inputs), inputs.method, inputs.knobs
@@ -345,6 +359,7 @@ def estimate_realistic(inputs: Inputs) -> Estimate:
     parts["previous_step"] = previous_step_bytes(inputs, arch, tokens, parts["logits"])
     if method is Method.QLORA and kbit_head:  # its FP16 and BF16 dequantized copies
         parts["logits"] += KBIT_OUTPUT_DEQUANT_BYTES * arch.vocab * arch.hidden
+    off_peak = _peak_of_loss_or_recompute(parts) if inputs.ckpt else ()
 
     # after the loss: what the end of the backward pass and the optimizer step hold beyond
     # the activations they free (module docstring)
@@ -367,4 +382,4 @@ def estimate_realistic(inputs: Inputs) -> Estimate:
 
     components = tuple((n, parts[n]) for n in REALISTIC_COMPONENTS
                        if n in parts and (parts[n] or n in COMPONENTS))
-    return Estimate(inputs, t, components, cpu)
+    return Estimate(inputs, t, components, cpu, off_peak)

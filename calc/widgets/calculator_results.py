@@ -151,6 +151,9 @@ def details_block(state: "State", s: ScaledEstimate, loc: str, wid: str) -> str:
         stacked_bar(components, unit, loc, id_prefix=f"{wid}-chart", marker=marker),
         _breakdown(components, total, unit, loc, wid),
         _why_line(loc) if why else "",
+        _off_peak_line(sum(v for _, v in s.estimate.off_peak),
+                       s.estimate.off_peak[0][0] in engine.RECOMPUTE_SIDE, unit, loc)
+        if s.estimate.off_peak else "",
         _host_breakdown(s.cpu_components, unit, loc, wid) if s.cpu_components else "",
         _trainable_line(s.trainable_params, i.arch.params, loc),
         _experts_line(i.model, i.arch, loc),
@@ -161,6 +164,15 @@ def details_block(state: "State", s: ScaledEstimate, loc: str, wid: str) -> str:
 def _why_line(loc: str) -> str:
     """Why the realistic total exceeds the textbook formula's (its rows are the breakdown's)."""
     return iso(f'<p class="calc-note calc-why">{e(txc("ui.textbook_why", loc))}</p>', loc)
+
+
+@lru_cache(maxsize=1024)
+def _off_peak_line(value: int, recompute: bool, unit: str, loc: str) -> str:
+    """With gradient checkpointing, the moment that is not the peak (Estimate.off_peak): the
+    recomputed layer or the loss's buffers, whichever holds less."""
+    key = "ui.off_peak.recompute" if recompute else "ui.off_peak.loss"
+    body = sentence(key, loc, figure=fig("off_peak", value, fmt_memo(value, unit, loc), kind="bytes"))
+    return iso(f'<p class="calc-note calc-off-peak">{body}</p>', loc)
 
 
 @lru_cache(maxsize=1024)
