@@ -302,6 +302,22 @@ def _peak_of_loss_or_recompute(parts: dict[str, int]) -> tuple[tuple[str, int], 
     return moved
 
 
+def _first_layer_recomputed(inputs: Inputs, arch: Architecture, parts: dict[str, int],
+                            off_peak: tuple[tuple[str, int], ...], grads: int) -> int:
+    """With checkpointing and gradients that do not accumulate, what the last recomputation of
+    the backward pass holds (the first layer's, at its end): that layer (RECOMPUTE_SIDE, at
+    the peak or off it) and its checkpointed input, beside every gradient allocated by then:
+    all but an untied embedding's, which comes after it (with `opt_step=in-backward`, `grads`
+    is the one alive). Counting the first layer's own gradients as well keeps it on the safe
+    side by one layer's."""
+    layer = sum(dict(off_peak).get(n, 0) + parts.get(n, 0) for n in RECOMPUTE_SIDE)
+    tokens = inputs.seq * inputs.batch
+    embedding = arch.vocab * arch.hidden * trainable_bytes(inputs) \
+        if inputs.method is Method.FULL and not arch.tied \
+        and inputs.knobs.opt_step is not OptStep.IN_BACKWARD else 0
+    return layer + ACT_BYTES_CKPT * arch.hidden * tokens + grads - embedding
+
+
 def estimate_realistic(inputs: Inputs) -> Estimate:
     """Peak memory of one training step on one card, by named component (module docstring)."""
     arch, method, k = stack_arch(inputs), inputs.method, inputs.knobs
@@ -374,7 +390,8 @@ def estimate_realistic(inputs: Inputs) -> Estimate:
     # embedding's accumulation) and the foreach step (the gradients and its list)
     accumulating = inputs.grad_accum > 1 and k.opt_step is not OptStep.IN_BACKWARD
     loss = freed + (grads if accumulating else 0)
-    backward = max(loss, grads + tied)
+    backward = max(loss, grads + tied, _first_layer_recomputed(inputs, arch, parts, off_peak, grads)
+                   if inputs.ckpt and not accumulating else 0)
     parts["gradients"] = backward - freed
     if k.opt_step is OptStep.FOREACH:
         parts["step_temporaries"] = max(0, grads + step - backward)

@@ -88,3 +88,25 @@ def test_torchtunes_published_runs_sit_below_the_sum(run_id):
     ours = run.compared("detailed")
     assert 0 <= (ours - run.measured) / run.measured < 0.10
     assert (ours + layer - run.measured) / run.measured > 0.10
+
+
+def test_the_first_layers_recomputation_holds_almost_every_gradient():
+    """Full fine-tuning of Llama 3.1 8B (untied, 32 layers, hidden 4,096, q 4,096, kv 1,024,
+    ffn 14,336, vocabulary 128,256) on 32,768 tokens with checkpointing, a fused loss and one
+    step per micro-batch: the last recomputation of the backward pass (the first layer's) holds
+    that layer and its checkpointed input beside every BF16 gradient but the untied
+    embedding's, which comes after it. That moment is larger than the end of the backward pass
+    (the gradients alone) and than the loss (the checkpoints and the recomputed layer)."""
+    l8b = catalog.model("llama-3.1-8b").arch
+    e = estimate(Inputs(arch=l8b, model="llama-3.1-8b", method=Method.FULL, seq=32768, ckpt=True,
+                        loss=Loss.FUSED, opt_step=OptStep.FUSED, mode=Mode.DETAILED))
+    h, q, kv, f, tokens = 4096, 4096, 1024, 14336, 32768
+    layer = (2 * h + 2 * q + 4 * kv + 2 * q + 2 * h + 8 * f + 8 * h) * tokens
+    checkpoints = 32 * 2 * h * tokens
+    assert 6 * tokens * h < layer  # the fused loss's buffers: the recomputed layer is the larger
+    assert e.get("activations") == layer and e.get("logits") == 0
+    assert dict(e.off_peak) == {"logits": 6 * tokens * h}
+    grads, embedding = 2 * 8_030_261_248, 2 * 128_256 * h
+    first = layer + 2 * h * tokens + grads - embedding
+    assert first > grads and first > checkpoints + layer
+    assert e.get("gradients") == first - (checkpoints + layer)
