@@ -16,6 +16,8 @@ stack allocates, term by term. Each knob of the stack adds or removes a named co
 - the stack's facts (calc/data/stacks.json `facts`, no knob): `lora_dropout` (the dropout mask
   and the dropped copy of each adapted module's input) and `kbit_saves_input` (the inputs the
   old bitsandbytes 4-bit matmul keeps) -> `activations`, per layer as the layers' own;
+  `drops_output_before_backward` (with checkpointing): the loss's buffers and the recomputed
+  layer are never alive together, the smaller leaves the peak for `Estimate.off_peak`;
   `kbit_output_layer` (QLoRA): the output layer in NF4 -> `base_weights`, and its dequantized
   copies at the loss -> `logits`; `fp32_logits_output`: a compiled `loss=full` keeps the FP32
   logits the model returns -> `logits`; `keeps_previous_graph` (with `kbit_saves_input`): the
@@ -290,7 +292,8 @@ def gradient_bytes(inputs: Inputs) -> int:
 
 
 def _peak_of_loss_or_recompute(parts: dict[str, int]) -> tuple[tuple[str, int], ...]:
-    """With gradient checkpointing, keep in `parts` the larger of the two moments of LOSS_SIDE
+    """With gradient checkpointing and the stack fact `drops_output_before_backward`, keep in
+    `parts` the larger of the two moments of LOSS_SIDE
     and RECOMPUTE_SIDE, so that the breakdown is what the peak holds; the other side's
     components become 0 in `parts` and are returned (Estimate.off_peak)."""
     loss = sum(parts.get(n, 0) for n in LOSS_SIDE)
@@ -375,7 +378,8 @@ def estimate_realistic(inputs: Inputs) -> Estimate:
     parts["previous_step"] = previous_step_bytes(inputs, arch, tokens, parts["logits"])
     if method is Method.QLORA and kbit_head:  # its FP16 and BF16 dequantized copies
         parts["logits"] += KBIT_OUTPUT_DEQUANT_BYTES * arch.vocab * arch.hidden
-    off_peak = _peak_of_loss_or_recompute(parts) if inputs.ckpt else ()
+    off_peak = _peak_of_loss_or_recompute(parts) if inputs.ckpt and \
+        stack(inputs.framework).fact("drops_output_before_backward") else ()
 
     # after the loss: what the end of the backward pass and the optimizer step hold beyond
     # the activations they free (module docstring)

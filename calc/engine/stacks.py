@@ -41,7 +41,7 @@ KNOBS = tuple(KNOB_TYPES)
 #: keeps the previous step's outputs, and so their graph, until the next forward pass returns).
 #: A stack that states none has none.
 FACTS = ("lora_dropout", "kbit_saves_input", "kbit_output_layer", "fp32_logits_output",
-         "keeps_previous_graph")
+         "keeps_previous_graph", "drops_output_before_backward")
 #: What a code citation must say; a paper citation names the paper instead of a repository.
 SOURCE_KEYS = ("repo", "version", "path", "where", "says")
 

@@ -11,7 +11,7 @@ import pytest
 
 from calc import engine
 from calc.engine import Inputs, estimate
-from calc.types import Architecture, GpuKind, Loss, Method, Mode, Optimizer, Targets
+from calc.types import Architecture, GpuKind, Method, Mode, Optimizer, Targets
 
 GIB = 2**30
 GB = 10**9
@@ -242,9 +242,8 @@ def test_detailed_lora_keeps_fp32_adapters_without_master_copy():
 
 
 def test_detailed_without_flash_attention_adds_the_score_matrix():
-    # one recomputed layer keeps ATTN_SCORE_BYTES x a s^2 b bytes more (checkpointing on; the
-    # fused loss leaves the recomputed layer, not the loss, the larger of the two moments)
-    on, off = _detailed(flash=True, loss=Loss.FUSED), _detailed(flash=False, loss=Loss.FUSED)
+    on, off = _detailed(flash=True), _detailed(flash=False)
+    # one recomputed layer keeps ATTN_SCORE_BYTES x a s^2 b bytes more (checkpointing on)
     score = engine.ATTN_SCORE_BYTES
     assert off.get("activations") - on.get("activations") == score * 32 * 2048 * 2048
     off_nockpt = _detailed(flash=False, ckpt=False)

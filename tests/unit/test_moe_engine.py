@@ -20,7 +20,7 @@ from calc.engine import (ACT_BYTES_CKPT, BF16_BYTES, GIB, NF4_BYTES_EXACT_DQ, OV
 from calc.errors import CalcError
 from calc.fields import parse, to_query
 from calc.flops import matmul_params, train_flops
-from calc.types import Loss, Method, Mode, Targets
+from calc.types import Method, Mode, Targets
 
 MIXTRAL = catalog.model("mixtral-8x7b").arch  # h 4096, L 32, 32/8 heads of 128, 8 experts x 14336, top-2
 QWEN3 = catalog.model("qwen3-30b-a3b").arch  # h 2048, L 48, 32/4 heads of 128, 128 experts x 768, top-8
@@ -30,13 +30,6 @@ TOKENS = 2048
 
 def run(arch, **kw) -> "calc.engine.Estimate":  # noqa: F821
     return estimate(Inputs(arch=arch, seq=TOKENS, **kw))
-
-
-def layer_run(arch, **kw) -> "calc.engine.Estimate":  # noqa: F821
-    """With checkpointing, the loss and the recomputed layer are never alive together and the
-    breakdown holds the larger: the fused loss (no logits tensor) leaves the layer the larger,
-    so its activations and input copies show."""
-    return run(arch, loss=Loss.FUSED, **kw)
 
 
 # --- trainable parameters: PEFT all-linear on fused experts ---------------------------------
@@ -130,7 +123,7 @@ def test_mixtral_layer_scales_with_active_experts() -> None:
     # the norm output, the router's FP32 probabilities (4 x 8) and, for each of 2 experts, the
     # same 8 x 14336 plus the expert's output (2h) for the routing-weight product.
     dense = replace(MIXTRAL, experts=0, experts_active=0, expert_ffn=0, params=7_241_732_096)
-    moe, mistral = layer_run(MIXTRAL).get("activations"), layer_run(dense).get("activations")
+    moe, mistral = run(MIXTRAL).get("activations"), run(dense).get("activations")
     assert moe - mistral == TOKENS * (4 * 8 + 2 * (8 * 14336 + 2 * 4096) - 8 * 14336)
     # attention, MoE block, norms (FP32 inputs, 2 x 4h), per token
     attention = 2 * 4096 + 2 * 4096 + 4 * 1024 + 2 * 4096
@@ -157,10 +150,10 @@ def test_qwen3_moe_activations_without_checkpointing() -> None:
 def test_adapter_input_copies_follow_the_adapted_modules() -> None:
     # FP32 adapters (hf stack): a 4-byte copy of each adapted projection's input; fused experts
     # are not adapted, so only q, k, v (4096 each) and o (4096) per layer, one layer at a time
-    assert layer_run(MIXTRAL).get("adapter_inputs") == 4 * (3 * 4096 + 4096) * TOKENS
+    assert run(MIXTRAL).get("adapter_inputs") == 4 * (3 * 4096 + 4096) * TOKENS
     # with the experts adapted, a token's copies include the 2 experts it is routed to
     # (gate_up: 4096 in, down: 14336 in)
-    assert layer_run(MIXTRAL, lora_experts=True).get("adapter_inputs") == \
+    assert run(MIXTRAL, lora_experts=True).get("adapter_inputs") == \
         4 * (4 * 4096 + 2 * (4096 + 14336)) * TOKENS
 
 
@@ -221,7 +214,7 @@ def test_phi_fused_projections_counted_as_peft_wraps_them() -> None:
     per_layer = 16 * ((3072 + 5120) + (3072 + 3072) + (3072 + 16384) + (8192 + 3072))
     assert run(phi).trainable_params == 32 * per_layer == 23_068_672
     # one FP32 input copy for qkv_proj, not three
-    assert layer_run(phi).get("adapter_inputs") == 4 * (3072 + 3072 + 3072 + 8192) * TOKENS
+    assert run(phi).get("adapter_inputs") == 4 * (3072 + 3072 + 3072 + 8192) * TOKENS
 
 
 @pytest.mark.parametrize("preset", [m for m in catalog.models() if m.kind == "dense"
