@@ -133,10 +133,8 @@ class Macros:
 
     # One component (or the total, or the trainable parameters) of the detailed engine.
     def est(self, component: str = "total", unit: str = "GiB", digits: int | None = None,
-            name: str | None = None, own: bool = False, **fields: object) -> str:
-        # own: the component at its own moment, also where that is not the peak (off_peak)
-        e = estimate_of(**fields)
-        value = e.own(component) if own else e.get(component)
+            name: str | None = None, **fields: object) -> str:
+        value = estimate_of(**fields).get(component)
         if component == "trainable_params" and unit in BYTE_UNITS:
             unit = "params"
         return self.fig(name or component, value, unit, digits)

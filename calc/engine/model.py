@@ -81,8 +81,9 @@ class Estimate:
     components: tuple[tuple[str, int], ...]
     #: Host memory the run needs for what it moved off the GPU (act_offload); not in `total`.
     cpu_bytes: int = 0
-    #: Components of a moment that is not the peak, not in `total`: with gradient checkpointing
-    #: the smaller of the loss's buffers and the recomputed layer (calc/engine/realistic.py).
+    #: Components of a moment that is not the peak, not in `total`: with gradient checkpointing,
+    #: on a stack whose loop drops the model's output before the backward pass (torchtune), the
+    #: smaller of the loss's buffers and the recomputed layer (constants.LOSS_SIDE).
     off_peak: tuple[tuple[str, int], ...] = ()
 
     @property
@@ -104,10 +105,6 @@ class Estimate:
         if name in REALISTIC_COMPONENTS:
             return 0
         raise KeyError(name)
-
-    def own(self, name: str) -> int:
-        """A component's bytes at its own moment: at the peak (`get`), or off it (`off_peak`)."""
-        return dict(self.off_peak).get(name) or self.get(name)
 
     @property
     def sharded(self) -> int:

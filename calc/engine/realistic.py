@@ -293,9 +293,9 @@ def gradient_bytes(inputs: Inputs) -> int:
 
 def _peak_of_loss_or_recompute(parts: dict[str, int]) -> tuple[tuple[str, int], ...]:
     """With gradient checkpointing and the stack fact `drops_output_before_backward`, keep in
-    `parts` the larger of the two moments of LOSS_SIDE
-    and RECOMPUTE_SIDE, so that the breakdown is what the peak holds; the other side's
-    components become 0 in `parts` and are returned (Estimate.off_peak)."""
+    `parts` the larger of the two moments of LOSS_SIDE and RECOMPUTE_SIDE, so that the
+    breakdown is what the peak holds; the other side's components become 0 in `parts` and are
+    returned (Estimate.off_peak)."""
     loss = sum(parts.get(n, 0) for n in LOSS_SIDE)
     layer = sum(parts.get(n, 0) for n in RECOMPUTE_SIDE)
     off = RECOMPUTE_SIDE if loss >= layer else LOSS_SIDE

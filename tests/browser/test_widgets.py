@@ -39,6 +39,7 @@ CALCULATOR_CASES = [
     {"mode": "detailed", "method": "qlora", "flash": "false"},
     {"method": "full", "grad_accum": "8"},  # the gradients alive at the loss
     {"method": "qlora", "framework": "litgpt", "targets": "qv", "ckpt": "false"},  # previous_step
+    {"framework": "torchtune", "loss": "fused"},  # the loss off the peak (off_peak line)
 ]
 
 
