@@ -35,7 +35,9 @@ def expected_calculator(query: dict, locale: str) -> dict:
         "bytes", str(other), fmt(other, unit, locale))
     off = sum(v for _, v in s.estimate.off_peak)  # with checkpointing, the smaller moment
     if off:
-        exp["off_peak"] = ("bytes", str(off), fmt(off, unit, locale))
+        # two fraction digits, MiB where GiB would round to 0 (written out, not imported)
+        off_unit, digits = ("MiB", 0) if unit == "GiB" and off < 2**30 // 200 else (unit, 2)
+        exp["off_peak"] = ("bytes", str(off), fmt(off, off_unit, locale, digits))
     if s.cpu_bytes:
         exp["cpu_bytes"] = ("bytes", str(s.cpu_bytes), fmt(s.cpu_bytes, unit, locale))
         for name, v in s.cpu_components:

@@ -166,12 +166,22 @@ def _why_line(loc: str) -> str:
     return iso(f'<p class="calc-note calc-why">{e(txc("ui.textbook_why", loc))}</p>', loc)
 
 
+def off_peak_unit(value: int, unit: str) -> tuple[str, int]:
+    """The off-peak figure's unit and digits: two fraction digits, and MiB rather than a GiB
+    figure that would round to zero (a fused loss's buffers are tens of MiB)."""
+    if unit == "GiB" and value < 2**30 // 200:
+        return "MiB", 0
+    return unit, 2
+
+
 @lru_cache(maxsize=1024)
 def _off_peak_line(value: int, recompute: bool, unit: str, loc: str) -> str:
     """With gradient checkpointing, the moment that is not the peak (Estimate.off_peak): the
     recomputed layer or the loss's buffers, whichever holds less."""
     key = "ui.off_peak.recompute" if recompute else "ui.off_peak.loss"
-    body = sentence(key, loc, figure=fig("off_peak", value, fmt_memo(value, unit, loc), kind="bytes"))
+    unit, digits = off_peak_unit(value, unit)
+    body = sentence(key, loc, figure=fig("off_peak", value, fmt_memo(value, unit, loc, digits),
+                                         kind="bytes"))
     return iso(f'<p class="calc-note calc-off-peak">{body}</p>', loc)
 
 
