@@ -28,19 +28,13 @@
     var wraps = document.querySelectorAll(".md-typeset__scrollwrap");
     // Every width first, then every change: an attribute written between two reads would
     // make the next read lay the whole page out again (once per table on a long page).
-    // A box whose table is not laid out yet (content-visibility: auto, far below the fold)
-    // is left as it is (null) until it is: its width would be a placeholder's.
     var overflows = [];
     for (var j = 0; j < wraps.length; j++) {
-      var inner = wraps[j].firstElementChild;
-      var skipped = inner && typeof inner.checkVisibility === "function" &&
-        !inner.checkVisibility({ contentVisibilityAuto: true });
-      overflows.push(skipped ? null : wraps[j].scrollWidth > wraps[j].clientWidth + 1);
+      overflows.push(wraps[j].scrollWidth > wraps[j].clientWidth + 1);
     }
     for (var i = 0; i < wraps.length; i++) {
       var wrap = wraps[i];
       var scrolls = overflows[i];
-      if (scrolls === null) continue;
       var marked = wrap.hasAttribute("data-scroll-focus");
       if (scrolls && !marked) {
         wrap.setAttribute("data-scroll-focus", "");
@@ -62,14 +56,6 @@
     window.document$.subscribe(function () { update(); });
   }
   window.addEventListener("load", update);
-  // A box laid out late (content-visibility: auto) is measured once it is rendered; the event
-  // does not bubble, so it is caught on its way down.
-  var queued = false;
-  document.addEventListener("contentvisibilityautostatechange", function (event) {
-    if (event.skipped || queued) return;
-    queued = true;
-    requestAnimationFrame(function () { queued = false; update(); });
-  }, true);
   var pending = 0;
   window.addEventListener("resize", function () {
     clearTimeout(pending);
