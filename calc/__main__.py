@@ -10,7 +10,7 @@ import json
 import sys
 from typing import Sequence
 
-from .engine import KNOBS, RECOMPUTE_SIDE, estimate, gpu_fit
+from .engine import KNOBS, estimate, gpu_fit
 from .errors import CalcError
 from .export import FORMATS, export
 from .fields import FIELDS, parse
@@ -59,7 +59,7 @@ def breakdown(est, locale: str = DEFAULT_LOCALE) -> str:
     and for every catalog GPU whether one card holds the run or how many do with ZeRO-3."""
     from .catalog import gpu_label, model, model_label
     from .errors import CalcError as _E
-    from .fmt import fmt
+    from .fmt import fmt, small_bytes_unit
     from .i18n import t
 
     i = est.inputs
@@ -96,10 +96,10 @@ def breakdown(est, locale: str = DEFAULT_LOCALE) -> str:
 
         textbook = estimate(_replace(i, mode=Mode.PLANNING)).total
         lines.append(f"  {t('mode.planning', locale):<{width}}{fmt(textbook, unit, locale, 2):>14}")
-        if est.off_peak:  # with checkpointing, the moment that is not the peak
-            side = "recompute" if est.off_peak[0][0] in RECOMPUTE_SIDE else "loss"
-            off = fmt(sum(v for _, v in est.off_peak), unit, locale, 2)
-            lines.append("  " + t(f"ui.off_peak.{side}", locale, figure=off))
+        if est.off_peak_side:  # with checkpointing, the moment that is not the peak
+            off_unit, digits = small_bytes_unit(est.off_peak_bytes, unit)
+            off = fmt(est.off_peak_bytes, off_unit, locale, digits)
+            lines.append("  " + t(f"ui.off_peak.{est.off_peak_side}", locale, figure=off))
         if est.cpu_bytes:
             lines.append(f"  {t('field.act_offload', locale)} (CPU): {fmt(est.cpu_bytes, unit, locale, 2)}")
     lines.append("")

@@ -266,6 +266,14 @@ def fmt_range(lo: int | float | Decimal, hi: int | float | Decimal, unit: str, l
     return _with_unit(joined, s_hi, unit, loc)
 
 
+def small_bytes_unit(value: int, unit: str) -> tuple[str, int]:
+    """Unit and fraction digits for a byte figure that may be small beside the totals: two
+    digits, and MiB where a GiB figure would still round to zero."""
+    if unit == "GiB" and value < 2**30 // 200:
+        return "MiB", 0
+    return unit, 2
+
+
 @lru_cache(maxsize=8192, typed=True)
 def fmt_memo(value: int | Decimal, unit: str, locale: str, digits: int | None = None) -> str:
     """`fmt`, memoized: the widgets write the same figures again on every edit (the worker).

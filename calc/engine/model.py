@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from ..arch import active_params
 from ..types import (AdapterDtype, Architecture, Framework, Loss, Method, Mode, OptStep, Optimizer,
                      Quantized, Targets, Unit)
-from .constants import DEFAULT_GRAD_ACCUM, LEGACY_COMPONENTS, REALISTIC_COMPONENTS, SHARDED
+from .constants import (DEFAULT_GRAD_ACCUM, LEGACY_COMPONENTS, REALISTIC_COMPONENTS, RECOMPUTE_SIDE,
+                        SHARDED)
 from .stacks import KNOBS, Knobs, KnobValue, knobs_of, normalized
 
 
@@ -105,6 +106,18 @@ class Estimate:
         if name in REALISTIC_COMPONENTS:
             return 0
         raise KeyError(name)
+
+    @property
+    def off_peak_side(self) -> str | None:
+        """Which moment `off_peak` holds: "recompute" (the recomputed layer) or "loss" (the
+        loss's buffers); None when every component is at the peak."""
+        if not self.off_peak:
+            return None
+        return "recompute" if self.off_peak[0][0] in RECOMPUTE_SIDE else "loss"
+
+    @property
+    def off_peak_bytes(self) -> int:
+        return sum(v for _, v in self.off_peak)
 
     @property
     def sharded(self) -> int:

@@ -33,7 +33,8 @@ what they add beyond the freed (DEFAULT_GRAD_ACCUM has the evidence). The same h
 with one parameter's gradient alive at a time. After the loss, the end of the backward pass
 and the optimizer step free the activations: what they hold beyond them is counted only where
 it is larger (`step_temporaries`: foreach's temporaries; in `gradients`: the accumulation of a
-tied embedding's gradient, TIED_GRAD_COPIES).
+tied embedding's gradient, TIED_GRAD_COPIES, and with checkpointing the first layer recomputed
+beside nearly every gradient).
 
 The constants and their evidence are in calc/engine/constants.py; the stacks' values and their
 sources in calc/data/stacks.json.
@@ -389,9 +390,11 @@ def estimate_realistic(inputs: Inputs) -> Estimate:
         if method is Method.FULL and arch.tied else 0
     step = step_temp_per_param(inputs.optimizer, param_bytes) * t \
         if k.opt_step is OptStep.FOREACH else 0
-    # three moments, beyond the model states: the loss (what is freed later, and the gradients
-    # only where they accumulate), the end of the backward pass (the gradients and a tied
-    # embedding's accumulation) and the foreach step (the gradients and its list)
+    # four moments, beyond the model states: the loss (what is freed later, and the gradients
+    # only where they accumulate), with checkpointing the first layer's recomputation at the
+    # end of the backward pass (_first_layer_recomputed), the end of the backward pass (the
+    # gradients and a tied embedding's accumulation) and the foreach step (the gradients and
+    # its list)
     accumulating = inputs.grad_accum > 1 and k.opt_step is not OptStep.IN_BACKWARD
     loss = freed + (grads if accumulating else 0)
     backward = max(loss, grads + tied, _first_layer_recomputed(inputs, arch, parts, off_peak, grads)

@@ -16,7 +16,7 @@ from .. import arch as arch_mod, catalog, engine, html
 from ..chart import stacked_bar, swatch
 from ..errors import CalcError
 from ..fields import CUSTOM
-from ..fmt import fmt, fmt_memo
+from ..fmt import fmt, fmt_memo, small_bytes_unit
 from ..i18n import t
 from ..scale import Scale, ScaledEstimate
 from ..types import Architecture, GpuKind, Mode
@@ -151,9 +151,8 @@ def details_block(state: "State", s: ScaledEstimate, loc: str, wid: str) -> str:
         stacked_bar(components, unit, loc, id_prefix=f"{wid}-chart", marker=marker),
         _breakdown(components, total, unit, loc, wid),
         _why_line(loc) if why else "",
-        _off_peak_line(sum(v for _, v in s.estimate.off_peak),
-                       s.estimate.off_peak[0][0] in engine.RECOMPUTE_SIDE, unit, loc)
-        if s.estimate.off_peak else "",
+        _off_peak_line(s.estimate.off_peak_bytes, s.estimate.off_peak_side, unit, loc)
+        if s.estimate.off_peak_side else "",
         _host_breakdown(s.cpu_components, unit, loc, wid) if s.cpu_components else "",
         _trainable_line(s.trainable_params, i.arch.params, loc),
         _experts_line(i.model, i.arch, loc),
@@ -166,21 +165,12 @@ def _why_line(loc: str) -> str:
     return iso(f'<p class="calc-note calc-why">{e(txc("ui.textbook_why", loc))}</p>', loc)
 
 
-def off_peak_unit(value: int, unit: str) -> tuple[str, int]:
-    """The off-peak figure's unit and digits: two fraction digits, and MiB rather than a GiB
-    figure that would round to zero (a fused loss's buffers are tens of MiB)."""
-    if unit == "GiB" and value < 2**30 // 200:
-        return "MiB", 0
-    return unit, 2
-
-
 @lru_cache(maxsize=1024)
-def _off_peak_line(value: int, recompute: bool, unit: str, loc: str) -> str:
+def _off_peak_line(value: int, side: str, unit: str, loc: str) -> str:
     """With gradient checkpointing, the moment that is not the peak (Estimate.off_peak): the
     recomputed layer or the loss's buffers, whichever holds less."""
-    key = "ui.off_peak.recompute" if recompute else "ui.off_peak.loss"
-    unit, digits = off_peak_unit(value, unit)
-    body = sentence(key, loc, figure=fig("off_peak", value, fmt_memo(value, unit, loc, digits),
+    unit, digits = small_bytes_unit(value, unit)
+    body = sentence(f"ui.off_peak.{side}", loc, figure=fig("off_peak", value, fmt_memo(value, unit, loc, digits),
                                          kind="bytes"))
     return iso(f'<p class="calc-note calc-off-peak">{body}</p>', loc)
 

@@ -49,6 +49,7 @@ def test_torchtune_the_loss_moment_is_the_peak_when_its_buffers_are_larger():
     assert e.get("logits") == CHUNKED_LOSS
     assert e.get("activations") == 0 and e.get("adapter_inputs") == 0
     assert dict(e.off_peak) == {"activations": LAYER}
+    assert e.off_peak_side == "recompute" and e.off_peak_bytes == LAYER
     assert e.get("checkpoints") == LAYERS * 2 * H * TOKENS
     assert e.total == sum(v for _, v in e.components)
 
@@ -59,6 +60,7 @@ def test_torchtune_the_recomputed_layer_is_the_peak_when_the_loss_keeps_less():
     e = estimate(lora(framework=Framework.TORCHTUNE, loss=Loss.FUSED))
     assert 6 * TOKENS * H < LAYER
     assert e.get("logits") == 0 and dict(e.off_peak) == {"logits": 6 * TOKENS * H}
+    assert e.off_peak_side == "loss" and e.off_peak_bytes == 6 * TOKENS * H
     assert e.get("activations") == LAYER
 
 
@@ -66,7 +68,7 @@ def test_hf_keeps_both_and_without_checkpointing_every_stack_does():
     e = estimate(lora())
     assert e.get("logits") == FULL_LOSS
     assert e.get("activations") == LAYER and e.get("adapter_inputs") == COPIES
-    assert e.off_peak == ()
+    assert e.off_peak == () and e.off_peak_side is None
     flat = estimate(lora(framework=Framework.TORCHTUNE, ckpt=False))
     assert flat.get("logits") == CHUNKED_LOSS and flat.get("activations") == LAYERS * LAYER
     assert flat.off_peak == ()
