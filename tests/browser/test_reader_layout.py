@@ -229,3 +229,39 @@ def test_phone_layout_passes_axe(browser, calc_site, locale):
         assert page.evaluate(RUN_AXE, None) == []
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_accuracy_tables_laid_out_late_become_keyboard_regions_in_view(layout_context, calc_site,
+                                                                       locale):
+    """The accuracy page's long tables are laid out only near the viewport
+    (content-visibility: auto, site.css); on a phone each is wider than the screen, so its box
+    must be a focusable, named region (tables.js) before it is laid out and still once scrolled
+    into view and measured, as a table laid out at load is (WCAG 2.1.1)."""
+    page = layout_context.new_page()
+    page.set_viewport_size(PHONE)
+    watch = Watch(calc_site.origin).attach(page)
+    try:
+        page.goto(calc_site.page_url(locale, "accuracy"))
+        page.wait_for_load_state("load")
+        wrap = page.locator(".md-typeset__scrollwrap:has(#accuracy-published)")
+        assert page.evaluate(
+            "getComputedStyle(document.getElementById('accuracy-published'))"
+            ".contentVisibility") == "auto"
+        # Presumed wide before it is laid out (a tool or a jump to it finds a keyboard region).
+        assert wrap.get_attribute("tabindex") == "0"
+        wrap.scroll_into_view_if_needed()
+        for _ in range(50):  # the page's policy allows no string evaluation (wait_for_function)
+            if wrap.get_attribute("tabindex") == "0":
+                break
+            page.wait_for_timeout(100)
+        assert wrap.get_attribute("tabindex") == "0"
+        assert wrap.get_attribute("role") == "region"
+        assert wrap.get_attribute("aria-label")  # the table's caption
+        assert page.evaluate("(w => w.scrollWidth > w.clientWidth)(document.querySelector("
+                             "'.md-typeset__scrollwrap:has(#accuracy-published)'))")
+        wrap.focus()
+        assert page.evaluate("document.activeElement.matches('.md-typeset__scrollwrap')")
+        watch.check()
+    finally:
+        page.close()

@@ -3,6 +3,10 @@
 // readers cannot see its hidden columns (WCAG 2.1.1; axe's scrollable-region-focusable). Each
 // box that overflows gets tabindex="0", role="region" and the table's name (its caption, else
 // the heading above it); a box that stops overflowing (a wider window) loses them again.
+// The accuracy page's long tables are laid out only near the viewport (site.css,
+// content-visibility: auto): a box not laid out yet is presumed to scroll, so that it is a
+// keyboard region however it comes into view (or is measured by a tool), and is measured once
+// it is rendered.
 (function () {
   "use strict";
 
@@ -24,13 +28,20 @@
     return "";
   }
 
+  function laidOutLate(wrap) {
+    var cell = wrap.querySelector("table > *");
+    return !!cell && typeof cell.checkVisibility === "function" &&
+      !cell.checkVisibility({ contentVisibilityAuto: true });
+  }
+
   function update() {
     var wraps = document.querySelectorAll(".md-typeset__scrollwrap");
     // Every width first, then every change: an attribute written between two reads would
     // make the next read lay the whole page out again (once per table on a long page).
     var overflows = [];
     for (var j = 0; j < wraps.length; j++) {
-      overflows.push(wraps[j].scrollWidth > wraps[j].clientWidth + 1);
+      overflows.push(laidOutLate(wraps[j]) ||
+                     wraps[j].scrollWidth > wraps[j].clientWidth + 1);
     }
     for (var i = 0; i < wraps.length; i++) {
       var wrap = wraps[i];
@@ -56,6 +67,25 @@
     window.document$.subscribe(function () { update(); });
   }
   window.addEventListener("load", update);
+  // A box laid out late is measured once it is rendered; the event does not bubble, so it is
+  // caught on its way down.
+  var queued = false;
+  document.addEventListener("contentvisibilityautostatechange", function (event) {
+    if (event.skipped || queued) return;
+    queued = true;
+    requestAnimationFrame(function () { queued = false; update(); });
+  }, true);
+  // Chromium (156) leaves the previous palette's colours in the computed style of links inside
+  // a box not laid out (their variables are the new palette's), which tools that read computed
+  // styles, as axe's contrast rules do, take for the page's colours. From the reader's first
+  // change of palette on, every box is laid out like any other table (html[data-tables-laid-out]
+  // in site.css): one style pass, at the reader's click, as without the late layout.
+  document.addEventListener("change", function (event) {
+    var palette = event.target.closest && event.target.closest("[data-md-component='palette']");
+    if (!palette || document.documentElement.hasAttribute("data-tables-laid-out")) return;
+    document.documentElement.setAttribute("data-tables-laid-out", "");
+    requestAnimationFrame(update);
+  }, true);
   var pending = 0;
   window.addEventListener("resize", function () {
     clearTimeout(pending);
