@@ -3,10 +3,10 @@
 // readers cannot see its hidden columns (WCAG 2.1.1; axe's scrollable-region-focusable). Each
 // box that overflows gets tabindex="0", role="region" and the table's name (its caption, else
 // the heading above it); a box that stops overflowing (a wider window) loses them again.
-// The accuracy page's long tables are laid out only near the viewport (site.css,
-// content-visibility: auto): a box not laid out yet is presumed to scroll, so that it is a
-// keyboard region however it comes into view (or is measured by a tool), and is measured once
-// it is rendered.
+// Tables are laid out only near the viewport (site.css, content-visibility: auto): a box not
+// laid out yet is presumed to scroll, so that it is a keyboard region however it comes into
+// view (tabbing to the next link, a jump to an anchor, a tool measuring it), and is measured
+// once it is rendered.
 (function () {
   "use strict";
 
