@@ -14,7 +14,15 @@ Every response has an ETag (size and modification time), and a conditional reque
 unchanged file gets 304 Not Modified: `Cache-Control: no-cache` makes browsers revalidate, so a
 rebuilt site shows up on reload while a warm visit downloads nothing again.
 
-    python serve.py [--dir site] [--host 127.0.0.1] [--port 8000]
+    python serve.py [--dir site] [--host 127.0.0.1] [--port 8000] [--line 9:150]
+
+`--line MBIT:RTT_MS` serves as through a reader's line (`Line`): each response waits one round
+trip before its first byte (a new connection one more, its handshake), and all responses share
+one downlink of MBIT Mbit/s, 16 KiB at a time in the order they are written. The benchmark's
+throttled profiles use it (bench/network.py) rather than Chromium's network emulation, which
+reaches a worker's requests only once DevTools has attached to it: a worker's first requests
+went out at loopback speed (2026-12-02: 2.4 MB of the .wasm in 955 ms under 9 Mbit/s). Not
+modelled: TCP slow start, loss, the uplink.
 
 Security headers: every response carries the Content-Security-Policy the build wrote into the
 page's `<meta http-equiv="Content-Security-Policy">` (for other files: the home page's), plus
@@ -37,6 +45,7 @@ import os
 import re
 import sys
 import threading
+import time
 from pathlib import Path
 
 from calc.i18n import DEFAULT_LOCALE, LOCALES
@@ -104,6 +113,51 @@ def page_policy(path: str | Path) -> str | None:
     return policy
 
 
+class Line:
+    """A reader's line: `down_mbit` Mbit/s shared by every response, `rtt_ms` per round trip."""
+
+    CHUNK = 16 * 1024
+
+    def __init__(self, down_mbit: float, rtt_ms: float) -> None:
+        if not (down_mbit > 0 and rtt_ms >= 0):
+            raise ValueError("a line needs a positive rate and a round trip of 0 ms or more")
+        self.rate = down_mbit * 1e6 / 8  # bytes per second
+        self.rtt = rtt_ms / 1000
+        self._lock = threading.Lock()
+        self._free_at = 0.0  # when the downlink has sent everything written so far
+
+    def carry(self, size: int) -> None:
+        """Returns once `size` more bytes have crossed the line, after those written before."""
+        with self._lock:
+            start = max(time.monotonic(), self._free_at)
+            self._free_at = start + size / self.rate
+            done = self._free_at
+        if done > time.monotonic():
+            time.sleep(done - time.monotonic())
+
+
+class _Downlink:
+    """A handler's wfile, through the server's line (none: as it is)."""
+
+    def __init__(self, raw, server) -> None:
+        self._raw = raw
+        self._server = server
+
+    def write(self, data) -> int:
+        line = getattr(self._server, "line", None)
+        if line is None:
+            return self._raw.write(data)
+        view = memoryview(data)
+        for at in range(0, len(view), Line.CHUNK):
+            piece = view[at:at + Line.CHUNK]
+            line.carry(len(piece))
+            self._raw.write(piece)
+        return len(view)
+
+    def __getattr__(self, name: str):
+        return getattr(self._raw, name)
+
+
 class SiteHandler(http.server.SimpleHTTPRequestHandler):
     extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, **MIME_TYPES}
     # Persistent connections, as any real host: one TCP connection serves a page's requests.
@@ -113,6 +167,20 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
     csp_page: str | None = None
     #: Send the build's `.br`/`.gz` siblings to clients that accept them.
     precompressed = True
+
+    def setup(self) -> None:
+        super().setup()
+        line = getattr(self.server, "line", None)
+        if line is not None:
+            time.sleep(line.rtt)  # the handshake: the request comes a round trip later
+        self.wfile = _Downlink(self.wfile, self.server)
+
+    def parse_request(self) -> bool:
+        ok = super().parse_request()
+        line = getattr(self.server, "line", None)
+        if line is not None:
+            time.sleep(line.rtt)  # the request's way here, the response's first byte back
+        return ok
 
     def _sibling(self, path: str, st: os.stat_result, accepted: list[str]):
         """(encoding, sibling path, its stat) of the best precompressed file the client
@@ -234,6 +302,8 @@ class SiteServer(http.server.ThreadingHTTPServer):
     (any other exception is still reported)."""
 
     daemon_threads = True
+    #: The reader's line the responses go through (None: as fast as the machine allows).
+    line: Line | None = None
 
     def handle_error(self, request, client_address) -> None:
         if isinstance(sys.exc_info()[1], ConnectionError):  # reset, broken pipe, aborted
@@ -242,14 +312,17 @@ class SiteServer(http.server.ThreadingHTTPServer):
 
 
 def make_server(directory: str | Path, host: str = "127.0.0.1", port: int = 8000,
-                quiet: bool = False, precompressed: bool = True) -> http.server.ThreadingHTTPServer:
+                quiet: bool = False, precompressed: bool = True,
+                line: Line | None = None) -> SiteServer:
     """An HTTP server for `directory` (port 0: any free port); call serve_forever().
-    precompressed=False: gzip on the fly only (the build's `.br`/`.gz` files are not sent)."""
+    precompressed=False: gzip on the fly only (the build's `.br`/`.gz` files are not sent).
+    line: a reader's line to serve through (`server.line`, may be changed while it serves)."""
     handler_class = SiteHandler if precompressed else type(
         "GzipOnlyHandler", (SiteHandler,), {"precompressed": False})
     handler = functools.partial(handler_class, directory=str(directory))
     server = SiteServer((host, port), handler)
     server.quiet = quiet  # type: ignore[attr-defined]
+    server.line = line
     return server
 
 
@@ -262,6 +335,15 @@ def serve_in_thread(directory: str | Path, host: str = "127.0.0.1", port: int = 
     return server, f"http://{h}:{p}/"
 
 
+def _line(text: str) -> Line:
+    try:
+        mbit, rtt = text.split(":")
+        return Line(float(mbit), float(rtt))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not MBIT:RTT_MS, e.g. 9:150 (9 Mbit/s, 150 ms)") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dir", default="site", help="built site (default: site)")
@@ -269,6 +351,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--no-precompressed", action="store_true",
                         help="gzip on the fly only, never the build's .br/.gz files")
+    parser.add_argument("--line", metavar="MBIT:RTT_MS", type=_line,
+                        help="serve as through a reader's line, e.g. 9:150 (fast 4G)")
     args = parser.parse_args(argv)
     directory = Path(args.dir)
     if not (directory / "index.html").is_file():
@@ -276,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 1
     server = make_server(directory, args.host, args.port,
-                         precompressed=not args.no_precompressed)
+                         precompressed=not args.no_precompressed, line=args.line)
     print(f"Serving {directory}/ at http://{args.host}:{args.port}/ (Ctrl+C stops)", flush=True)
     try:
         server.serve_forever()

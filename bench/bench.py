@@ -56,6 +56,7 @@ from targets import BENCH, LH_CATEGORIES, LIGHTHOUSE_PAGES, LOCALES, PAGES, ROOT
 
 from serve import make_server  # noqa: E402  (targets put the checkout on sys.path)
 
+
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -424,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
         log(f"build: {cached:.1f} s")
         results["build"] = {"fresh": fresh, "cached": cached}
         add_bare_page(site)
-        server = make_server(site, "127.0.0.1", port, quiet=True)
+        server = make_server(site, "127.0.0.1", port, quiet=True)  # its line: network.py
         server.handle_error = lambda request, address: None  # resets by the browser: not news
         threading.Thread(target=server.serve_forever, daemon=True).start()
         warm_server(base, site)
@@ -447,7 +448,7 @@ def main(argv: list[str] | None = None) -> int:
                     log("throttled networks ...")
                     results["network"] = network_profiles(
                         browser, {"calculator": url_of(base, "en", "calculator"),
-                                  "bare": base + "assets/bench/bare.html"}, 1, log)
+                                  "bare": base + "assets/bench/bare.html"}, 1, log, [server])
                 finally:
                     browser.close()
             if args.no_lighthouse:

@@ -1,8 +1,9 @@
 """Throttled networks (issue 18): the calculator page and a bare Pyodide boot from the same
 files under the same throttle, cold (new browser context) and warm (a second visit in it).
 
-Chromium's own network emulation (CDP `Network.emulateNetworkConditions`, set on the page's
-session; it covers the page's workers' requests too) with issue 18's two profiles: fast 4G
+The line is emulated by the server (serve.py's `Line`: a round trip before every response, one more
+per new connection, one shared downlink), not by Chromium's network emulation, which reaches a
+worker's first requests only once DevTools has attached to it. Issue 18's two profiles: fast 4G
 (9 Mbit/s down, 150 ms round trip) and slow (1.6 Mbit/s, Lighthouse's simulated mobile
 throughput, lighthouse core/config/constants.js `mobileSlow4G`; 300 ms round trip as the issue
 asks).
@@ -24,6 +25,9 @@ import threading
 import time
 from pathlib import Path
 
+import targets  # noqa: F401  (puts the checkout on sys.path)
+from serve import Line  # noqa: E402
+
 PROFILES = {
     "fast 4G": {"down_mbit": 9.0, "rtt_ms": 150},
     "slow (1.6 Mbit/s)": {"down_mbit": 1.6, "rtt_ms": 300},
@@ -31,15 +35,6 @@ PROFILES = {
 TIMEOUT_MS = 300_000
 READY = ('[data-calc-widget][data-state="ready"][data-busy="false"], html[data-state="ready"], '
          '[data-calc-widget][data-state="error"]')
-
-
-def _throttle(context, page, profile: dict) -> None:
-    cdp = context.new_cdp_session(page)
-    cdp.send("Network.enable")
-    bps = profile["down_mbit"] * 1e6 / 8
-    cdp.send("Network.emulateNetworkConditions", {
-        "offline": False, "latency": profile["rtt_ms"], "downloadThroughput": bps,
-        "uploadThroughput": bps})
 
 
 def transferred(request) -> int:
@@ -51,7 +46,7 @@ def transferred(request) -> int:
         return 0
 
 
-def _visit(context, url: str, profile: dict) -> dict:
+def _visit(context, url: str) -> dict:
     page = context.new_page()
     finished_at: list[tuple[float, object]] = []
     lock = threading.Lock()
@@ -65,7 +60,6 @@ def _visit(context, url: str, profile: dict) -> dict:
 
     context.on("requestfinished", finished)
     try:
-        _throttle(context, page, profile)
         t0 = time.perf_counter()
         page.goto(url, wait_until="commit", timeout=TIMEOUT_MS)
         page.wait_for_selector(READY, state="attached", timeout=TIMEOUT_MS)
@@ -82,38 +76,51 @@ def _visit(context, url: str, profile: dict) -> dict:
         page.close()
 
 
-def network_profiles(browser, sites: dict[str, str], reps: int, log,
+def network_profiles(browser, sites: dict[str, str], reps: int, log, servers,
                      only: str | None = None) -> dict:
-    """{profile: {kind: {"cold": [visit...], "warm": [visit...]}}}; `sites` {kind: url};
+    """{profile: {kind: {"cold": [visit...], "warm": [visit...]}}}; `sites` {kind: url}, served
+    by `servers` (serve.py's: each profile's line is set on them, then taken off);
     `only`: the profiles whose name contains it."""
     out: dict = {}
     for name, profile in PROFILES.items():
         if only and only not in name:
             continue
         out[name] = {"profile": profile, "kinds": {k: {"cold": [], "warm": []} for k in sites}}
-        for rep in range(reps):
-            kinds = list(sites) if rep % 2 == 0 else list(reversed(sites))
-            for kind in kinds:
-                ctx = browser.new_context()
-                try:
-                    cold = _visit(ctx, sites[kind], profile)
-                    warm = _visit(ctx, sites[kind], profile)
-                finally:
-                    ctx.close()
-                out[name]["kinds"][kind]["cold"].append(cold)
-                out[name]["kinds"][kind]["warm"].append(warm)
-                log(f"{name} {kind}: cold {cold['live_ms']:.0f} ms "
-                    f"{cold['bytes_before_live'] / 2**20:.1f} MB, warm {warm['live_ms']:.0f} ms "
-                    f"{warm['bytes_before_live'] / 2**20:.1f} MB ({cold['state']}/{warm['state']})")
+        for server in servers:
+            server.line = Line(profile["down_mbit"], profile["rtt_ms"])
+        try:
+            _profile_visits(browser, sites, reps, log, name, out)
+        finally:
+            for server in servers:
+                server.line = None
     return out
+
+
+def _profile_visits(browser, sites: dict[str, str], reps: int, log, name: str, out: dict) -> None:
+    for rep in range(reps):
+        kinds = list(sites) if rep % 2 == 0 else list(reversed(sites))
+        for kind in kinds:
+            ctx = browser.new_context()
+            try:
+                cold = _visit(ctx, sites[kind])
+                warm = _visit(ctx, sites[kind])
+            finally:
+                ctx.close()
+            out[name]["kinds"][kind]["cold"].append(cold)
+            out[name]["kinds"][kind]["warm"].append(warm)
+            log(f"{name} {kind}: cold {cold['live_ms']:.0f} ms "
+                f"{cold['bytes_before_live'] / 2**20:.1f} MB, warm {warm['live_ms']:.0f} ms "
+                f"{warm['bytes_before_live'] / 2**20:.1f} MB ({cold['state']}/{warm['state']})")
 
 
 def report_lines(net: dict) -> list[str]:
     import statistics
 
     lines = ["## 7. Throttled networks", "",
-             "Chromium's network emulation (CDP `Network.emulateNetworkConditions`) on the page "
-             "and its workers; served by `serve.py` (the build's precompressed `.br` files to a "
+             "The line emulated by the server (serve.py's `Line`: a round trip before every "
+             "response, one more for each new connection, all bytes through one downlink of the "
+             "profile's rate; Chromium's own emulation missed a worker's first requests); served "
+             "by `serve.py`'s handler (the build's precompressed `.br` files to a "
              "client that accepts Brotli, gzip otherwise; \"(gzip only)\": the same files from "
              "a server that sends gzip only). Time from navigation to live (the "
              "calculator's first live result, or the bare boot's `loadPyodide` resolved) and the "
@@ -208,14 +215,17 @@ def network_main(args) -> int:
             before.mkdir()
             (before / "index.html").write_text(
                 (site / "calculator" / "index.html").read_text(encoding="utf-8")
-                .replace("../assets/calc/page.js", "../assets/calc-before/page.js"),
+                .replace("../assets/calc/", "../assets/calc-before/"),  # early.js too
                 encoding="utf-8")
             old = site / "assets" / "calc-before"
             shutil.copytree(site / "assets" / "calc", old)
-            for name in ("page.js", "worker.js", "messages.js"):
-                text = subprocess.run(["git", "show", f"{args.before_ref}:docs/assets/calc/{name}"],
-                                      cwd=ROOT, capture_output=True, text=True, check=True).stdout
-                (old / name).write_text(text, encoding="utf-8")
+            for path in sorted((ROOT / "docs" / "assets" / "calc").glob("*.*js")):
+                got = subprocess.run(["git", "show", f"{args.before_ref}:docs/assets/calc/{path.name}"],
+                                     cwd=ROOT, capture_output=True, text=True)
+                for stale in (old / path.name, old / f"{path.name}.br", old / f"{path.name}.gz"):
+                    stale.unlink(missing_ok=True)  # not the precompressed copies of the new one
+                if got.returncode == 0:  # a file the ref does not have is left out
+                    (old / path.name).write_text(got.stdout, encoding="utf-8")
             sites["calculator (before)"] = base + "calculator-before/"
         if args.boot_variants:
             sites.update(add_boot_variants(site, base))
@@ -238,7 +248,8 @@ def network_main(args) -> int:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
                 try:
-                    net = network_profiles(browser, sites, max(1, args.reps), log, args.profiles)
+                    net = network_profiles(browser, sites, max(1, args.reps), log, servers,
+                                           args.profiles)
                 finally:
                     browser.close()
         finally:
