@@ -18,10 +18,16 @@
 // keep(href) keeps the body of the next response for that URL as it arrives (the .wasm's bytes,
 // for the snapshot's delta: worker.js); kept(href) returns it once complete (else null);
 // keep(null) lets it go.
-// prefetch(href) fetches it at once and reads its body as it arrives (counted, kept), so that
-// rate(href, ms) can tell how fast it comes before anyone asks for it: the bytes per second
-// from its first chunk, once it is complete or `ms` after that chunk. The next fetch of that URL
-// (Pyodide's own, of the .wasm) gets the same bytes, those already there and those to come.
+// prefetch(href, started) fetches it at once (or takes over `started`, a request made before
+// this module was imported: {response, at}, ./worker.js) and reads its body as it arrives
+// (counted, kept), so that rate(href, ms) can tell how fast it comes before anyone asks for it:
+// the bytes per second from its first chunk (from the taken-over response's headers: its first
+// bytes may have waited for this module), once it is complete or `ms` after that. Bytes on the
+// line: a body arrives decoded, so a compressed one (Content-Encoding) is counted at its
+// Content-Length over the manifest's size of the file (the .wasm's Brotli is 3.5 times
+// smaller: counted decoded, a 9 Mbit/s line read as 31). The next
+// fetch of that URL (Pyodide's own, of the .wasm) gets the same bytes, those already there and
+// those to come.
 
 import * as messages from "./messages.js";
 
@@ -92,11 +98,15 @@ export class Downloads {
     return out;
   }
 
-  prefetch(href) {
+  prefetch(href, started = null) {
     const entry = { chunks: [], done: false, error: null, first: 0, got: 0, waiting: [] };
     entry.wake = () => entry.waiting.splice(0).forEach((f) => f());
     entry.head = (async () => {
-      const response = await this.fetch(this.realFetch, href, undefined, false); // counted
+      const response = await this.fetch(this.realFetch, href, undefined, false,
+                                        started && started.response); // counted
+      if (started && started.at) entry.first = started.at;
+      const length = Number(response.headers.get("content-length"));
+      if (response.headers.get("content-encoding") && length > 0) entry.wire = length;
       (async () => {
         const reader = response.body.getReader();
         for (;;) {
@@ -129,7 +139,10 @@ export class Downloads {
           return undefined;
         }
         clearTimeout(timer);
-        return resolve(entry.done && elapsed < 1 ? Infinity : (entry.got * 1000) / elapsed);
+        const size = this.sizes.get(href); // decoded: the file as it is on the server
+        const onLine = entry.wire && size ? entry.wire / size : 1;
+        return resolve(entry.done && elapsed < 1 ? Infinity
+          : (entry.got * onLine * 1000) / elapsed);
       };
       check();
     });
@@ -176,7 +189,7 @@ export class Downloads {
     this.post(messages.progress(this.loaded, this.total));
   }
 
-  async fetch(realFetch, input, init, replay = true) {
+  async fetch(realFetch, input, init, replay = true, started = null) {
     const href = typeof input === "string" || input instanceof URL ? String(input) : input.url;
     if (this.empty && href === this.empty.href) {
       return new Response(EMPTY_ZIP, { headers: { "content-type": "application/zip" } });
@@ -188,7 +201,7 @@ export class Downloads {
       this.replayed = pre;
       return this.replay(pre);
     }
-    const response = await realFetch(input, init);
+    const response = await (started || realFetch(input, init));
     const method = ((init && init.method) || (input && input.method) || "GET").toUpperCase();
     if (this.stopped || method === "HEAD" || !response.body || NO_BODY.has(response.status)) {
       return response;
