@@ -221,7 +221,7 @@ SW_PLACEHOLDER = 'const BUILD = { id: "dev", runtime: [], scripts: [] }; // repl
 SW_SCRIPTS = ("assets/calc/page.js", "assets/calc/messages.js", "assets/calc/copy.js",
               "assets/calc/boot.js", "assets/calc/early.js",
               "assets/calc/offline.js",
-              "assets/calc/worker.js", "assets/calc/net.js", "assets/calc/delta.mjs",
+              "assets/calc/worker.js", "assets/calc/worker-python.js", "assets/calc/net.js", "assets/calc/delta.mjs",
               "assets/calc/calc.css")
 
 

@@ -16,6 +16,7 @@ from calc.render import WIDGETS
 ROOT = Path(__file__).resolve().parents[2]
 ASSETS = ROOT / "docs" / "assets" / "calc"
 GLUE = {"page.js": ASSETS / "page.js", "worker.js": ASSETS / "worker.js",
+        "worker-python.js": ASSETS / "worker-python.js",
         "messages.js": ASSETS / "messages.js", "make_snapshot.mjs": ROOT / "make_snapshot.mjs"}
 
 _COMMENT = re.compile(r"(?m)(^|\s)//.*$")
@@ -58,7 +59,7 @@ def test_no_digit_tables_and_no_yes_no_words(name):
     assert words and set(literals(GLUE[name])).isdisjoint(words)
 
 
-@pytest.mark.parametrize("name", ["page.js", "worker.js"])
+@pytest.mark.parametrize("name", ["page.js", "worker-python.js"])
 def test_messages_are_built_in_one_module(name):
     text = code_of(GLUE[name])
     assert 'import * as messages from "./messages.js";' in text

@@ -28,7 +28,7 @@ def test_progress_and_causes_are_declared_and_built_in_messages_js():
     text = code_of(ASSETS / "messages.js")
     assert 'PROGRESS: "progress"' in text and "export const progress =" in text
     assert 'NETWORK: "network"' in text
-    for name in ("net.js", "worker.js"):
+    for name in ("net.js", "worker.js", "worker-python.js"):
         code = code_of(ASSETS / name)
         assert not re.search(r'type\s*:\s*"progress"', code), name
     assert "messages.progress(" in code_of(ASSETS / "net.js")
@@ -37,7 +37,7 @@ def test_progress_and_causes_are_declared_and_built_in_messages_js():
 def test_the_start_message_is_declared_and_built_in_messages_js():
     text = code_of(ASSETS / "messages.js")
     assert 'START: "start"' in text and "export const start =" in text
-    for name in ("boot.js", "worker.js", "page.js"):
+    for name in ("boot.js", "worker.js", "worker-python.js", "page.js"):
         assert not re.search(r'type\s*:\s*"start"', code_of(ASSETS / name)), name
     assert "messages.start()" in code_of(ASSETS / "boot.js")
 
@@ -63,7 +63,7 @@ def test_download_sizes_name_every_runtime_file(tmp_path: Path):
     lite = tmp_path / "stdlib-lite.bin"
     lite.write_bytes(b"l" * 13)
     assert download_sizes(pyodide, wheel, snap, lite) == {**sizes, lite.name: 13}
-    # what worker.js imports or Pyodide fetches from ../pyodide/ is all there
-    worker = (ASSETS / "worker.js").read_text(encoding="utf-8")
+    # what the worker imports or Pyodide fetches from ../pyodide/ is all there
+    worker = (ASSETS / "worker-python.js").read_text(encoding="utf-8")
     for name in re.findall(r'"(pyodide[\w.]*\.m?js)"', worker):
         assert name in RUNTIME_DOWNLOADS
