@@ -105,26 +105,25 @@ def report(r: dict, out: Path) -> None:
     why = []
     if p95 > T_P95_MS:
         why.append(
-            "Recalculation: the worker's Python is a small part of the median edit but most of "
-            "the tail. An instrumented copy of the site (60 edits per locale, load about 1) "
-            "showed `calc.render.results_json` at p50 3-4 ms but p95 14-16 ms in Chromium's "
-            "worker, against p50 0.9 ms / p95 1.6 ms for the same calls in the same Pyodide "
-            "under Node and 0.4 / 0.6 ms in CPython (the results are assembled from memoized "
-            "pieces, bench/ideas.md); the two `postMessage` hops p50 2-3 ms (p95 7-9 ms); the "
-            "page's `apply` p50 about 2 ms. Why Python runs 3-4 x slower in the browser's "
-            "worker than under Node (WebAssembly tiering after the snapshot restore, the "
-            "renderer's threads sharing two cores) is not measured yet; that is the next step.")
+            "Recalculation: most of the tail is the worker's Python in V8's baseline tier. "
+            "After the snapshot restore Python's WebAssembly runs in Liftoff and a function is "
+            "optimized (TurboFan) only once it has done enough work; the warm-up before ready "
+            "(new states of the page's widget, up to 800 ms) gets the edits most of the way "
+            "(Python per edit p95 16 -> 6 ms), but the first edits after ready still share two "
+            "cores with TurboFan's background compiles (bench/ideas.md, rows on tiering and "
+            "the warm-up). A longer warm-up would cost the first live result as much.")
     if not lh_ok["performance"]:
         short = [f"{x['locale']} {x['page']} {x['scores']['performance']}" for x in lh
                  if x["scores"]["performance"] < T_LH["performance"]]
         why.append(
             "Lighthouse performance: below the target: " + ", ".join(short) + " (each page's "
             "three runs are in section 6; a page's runs differ by up to 9 points here). What "
-            "Lighthouse takes off is total blocking time: Material's own start-up on a long "
-            "page (its first style and layout pass, forced by its palette and scroll "
-            "observers) at the mobile preset's 4 x CPU slowdown; calculator pages also start "
-            "the worker (compiling the WebAssembly, unpacking the snapshot), which competes "
-            "with the main thread for two cores; starting it later did not help "
+            "Lighthouse takes off is total blocking time: Material's own start-up forces style "
+            "and layout passes over the whole page (its palette and scroll observers) at the "
+            "mobile preset's 4 x CPU slowdown. The guide's tables are laid out only near the "
+            "viewport (site.css, content-visibility; the accuracy page went from 74-79 to "
+            "96-100); calculator pages keep a form and results of about 1,500 elements in view, "
+            "and start the worker, which competes with the main thread for two cores "
             "(bench/ideas.md).")
     if not (ratio_cold < 1 and ratio_warm < 1) or ratio_cold > T_READY_RATIO:
         why.append("Python ready: see section 1-2 for the spread of the repetitions.")
