@@ -20,9 +20,10 @@
 // Python the reader runs), stored uncompressed in one zip (the host compresses the file as a
 // whole). Importing from source is most of a plain boot's time; the full python_stdlib.zip
 // (sources) replaces it once the calculator is live, for whatever else is imported later.
-// The same zip carries the installed wheel's bytecode under `site-packages/` (a name no import
-// can match), which the worker writes into calc's __pycache__ after installing the wheel, as
-// pip's own install-time compilation would.
+// The same zip carries calc itself under `site-packages/` (a name no import can match): its
+// modules as sourceless bytecode (calc/x.pyc, no calc/x.py needed) and its data files, which
+// the worker writes into site-packages, so that a lite boot needs no wheel before the
+// calculator is live (the wheel, calc's sources, follows with the standard library).
 
 import { readFileSync, writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
@@ -71,7 +72,7 @@ console.log(`snapshot: ${snapshot.length} bytes -> ${outPath} (delta ${delta.fro
 // snapshot above is a copy: what runs now is not in it).
 pyodide.globals.set("FILES", JSON.stringify(imported));
 const lite = pyodide.runPython(`
-import importlib.util, io, json, os, site, zipfile
+import io, json, os, site, zipfile
 from importlib._bootstrap_external import _code_to_hash_pyc
 
 def pyc(source, path):
@@ -91,13 +92,16 @@ with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as out:
         with zipfile.ZipFile(archive + ".zip") as src:
             out.writestr(entry(name + "c"), pyc(src.read(name), file))
     packages = site.getsitepackages()[0]
-    for folder, _, names in sorted(os.walk(os.path.join(packages, "calc"))):
-        for name in sorted(n for n in names if n.endswith(".py")):
+    for folder, dirs, names in os.walk(os.path.join(packages, "calc")):  # top-down, sorted
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(names):
             path = os.path.join(folder, name)
             with open(path, "rb") as f:
-                code = pyc(f.read(), path)
-            target = os.path.relpath(importlib.util.cache_from_source(path), packages)
-            out.writestr(entry("site-packages/" + target), code)
+                data = f.read()
+            target = os.path.relpath(path, packages)
+            if name.endswith(".py"):  # sourceless: the module's own place, not __pycache__
+                data, target = pyc(data, path), target + "c"
+            out.writestr(entry("site-packages/" + target), data)
 buf.getvalue()
 `).toJs();
 writeFileSync(outPath + ".lite", lite);

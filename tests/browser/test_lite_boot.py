@@ -6,9 +6,7 @@ figures are calc's either way."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import threading
 import zipfile
 from pathlib import Path
@@ -39,19 +37,21 @@ def test_the_manifest_names_a_lite_standard_library_of_precompiled_modules(calc_
     sources = set(full.namelist())
     wheel = calc_site.directory / "assets/calc" / manifest["wheel"]
     with zipfile.ZipFile(wheel) as w:
-        calc_sources = {n for n in w.namelist() if n.startswith("calc/") and n.endswith(".py")}
+        calc_files = {n for n in w.namelist() if n.startswith("calc/")}
+        calc_data = {n: w.read(n) for n in calc_files if not n.endswith(".py")}
     with zipfile.ZipFile(lite) as z:
         every = z.namelist()
         # bytecode only, stored (the host compresses): of modules of the full archive ...
         names = [n for n in every if not n.startswith("site-packages/")]
         assert names and all(n.endswith(".pyc") and n[:-1] in sources for n in names)
         assert {i.compress_type for i in z.infolist()} == {zipfile.ZIP_STORED}
-        # ... and of each of the wheel's modules, where Python's own cache would put it
-        lock = json.loads((calc_site.directory / "assets/pyodide/pyodide-lock.json").read_text())
-        tag = "cpython-" + "".join(lock["info"]["python"].split(".")[:2])  # Pyodide's Python
-        cached = {n[len("site-packages/"):] for n in every if n.startswith("site-packages/")}
-        assert cached == {importlib.util.cache_from_source(n).replace(
-            sys.implementation.cache_tag, tag) for n in calc_sources}
+        # ... and calc, so that a lite boot needs no wheel: each of the wheel's modules as
+        # sourceless bytecode in the module's own place (calc/x.pyc), its data files as they are
+        packaged = {n[len("site-packages/"):] for n in every if n.startswith("site-packages/")}
+        assert packaged == {n + "c" if n.endswith(".py") else n for n in calc_files}
+        for name, data in calc_data.items():
+            assert z.read("site-packages/" + name) == data
+        assert int.from_bytes(z.read("site-packages/calc/render.pyc")[4:8], "little") == 0b01
         # what calc imports (calc/*.py) and what Pyodide's own start needs
         for module in ("json/__init__.pyc", "decimal.pyc", "fractions.pyc", "dataclasses.pyc",
                        "_pyodide/__init__.pyc", "pyodide/__init__.pyc"):
@@ -158,13 +158,15 @@ def test_without_the_lite_standard_library_python_boots_from_the_full_one(browse
 
 
 def test_after_a_lite_boot_the_error_path_and_a_pasted_config_work(browser, calc_site):
-    """The lite archive holds what calc imports: an invalid field (the error path, translated)
-    and a pasted config.json (calc.hfconfig) are answered before the full standard library is
-    there (held back by the server for the whole test)."""
+    """The lite archive holds what calc imports and calc itself (its bytecode and data files):
+    an invalid field (the error path, translated) and a pasted config.json (calc.hfconfig) are
+    answered before the full standard library and the wheel are there (held back by the server
+    for the whole test)."""
     context = browser.new_context()
     try:
         _lite_always(context)
         context.route("**/assets/pyodide/python_stdlib.zip", Held())  # never released
+        context.route("**/assets/calc/*.whl", Held())  # never released
         page = context.new_page()
         watch = Watch(calc_site.origin).attach(page)
         page.goto(calc_site.page_url("fa", "calculator"))

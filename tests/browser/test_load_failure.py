@@ -3,6 +3,7 @@ computed at build time (which still equal calc's defaults)."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -10,6 +11,18 @@ import pytest
 from browser_helpers import (Watch, assert_figures, expected_calculator, figures, root,
                              wait_ready)
 from calc.i18n import t
+
+
+def _ordinary_boot(route):
+    """The manifest without the snapshot and the lite archive: Python boots the ordinary way."""
+    data = route.fetch().json()
+    for key in ("snapshot", "stdlib_lite"):
+        data.pop(key)
+    route.fulfill(status=200, body=json.dumps(data), content_type="application/json")
+
+
+#: Cases that need the ordinary boot (the wheel is fetched before live only there).
+ORDINARY_BOOT = {"wheel missing"}
 
 
 def _404(route):
@@ -31,8 +44,12 @@ CASES = [
     ("runtime missing", "**/assets/pyodide/pyodide.asm.wasm", _404, "en", "ui.error_load"),
     ("runtime with a wrong MIME type", "**/assets/pyodide/pyodide.asm.wasm", _as_octet_stream,
      "tr", "ui.error_load"),
+    # only an ordinary boot needs the wheel before it is live (ORDINARY_BOOT below)
     ("wheel missing", "**/assets/calc/*.whl", _404, "fa", "ui.error_load"),
     ("worker missing", "**/assets/calc/worker.js", _404, "ru", "ui.error_load"),
+    # worker.js imports the rest only once its first requests are out (a dynamic import)
+    ("worker's Python module missing", "**/assets/calc/worker-python.js", _404, "tr",
+     "ui.error_load"),
     ("runtime never arrives", "**/assets/pyodide/pyodide.asm.wasm", _never, "pt",
      "ui.error_stalled"),  # no bytes for the guard's time: the download has stopped
 ]
@@ -44,6 +61,8 @@ def test_failure_is_visible_and_the_static_figures_stay(browser, calc_site, what
     context = browser.new_context()
     try:
         context.route(pattern, handler)
+        if what in ORDINARY_BOOT:
+            context.route("**/assets/calc/manifest.json", _ordinary_boot)
         if handler is _never:  # the page's own guard, shortened for the test
             page_url = re.escape(calc_site.page_url(locale, "calculator"))
 
@@ -103,9 +122,11 @@ def figures_static(page):
 
 
 def test_a_corrupt_wheel_is_refused(browser, calc_site):
-    """The wheel must match the checksum in manifest.json (a stale cache, a truncated upload)."""
+    """The wheel must match the checksum in manifest.json (a stale cache, a truncated upload).
+    An ordinary boot (the one that installs the wheel before it is live)."""
     context = browser.new_context()
     try:
+        context.route("**/assets/calc/manifest.json", _ordinary_boot)
         def truncated(route):
             response = route.fetch()
             route.fulfill(response=response, body=response.body()[:-100])

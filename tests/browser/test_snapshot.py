@@ -114,8 +114,8 @@ def test_pages_without_a_widget_fetch_no_runtime(open_page):
 
 def test_the_snapshot_is_restored_not_booted_around(browser, calc_site):
     """The snapshot path is taken (its delta against the .wasm undone and checked, worker.js):
-    Python is ready while the standard library, which only an ordinary boot reads before
-    ready, is held back by the server."""
+    Python is ready while the standard library and the wheel, which only an ordinary boot
+    reads before ready (calc is in the snapshot's memory), are held back by the server."""
     manifest = json.loads((calc_site.directory / "assets/calc/manifest.json").read_text())
     delta = manifest["snapshot_delta"]
     assert 0 < delta["from"] < delta["to"] <= manifest["snapshot_size"]
@@ -125,6 +125,7 @@ def test_the_snapshot_is_restored_not_booted_around(browser, calc_site):
         held = []
         # never answered: an ordinary boot would wait for it
         context.route("**/assets/pyodide/python_stdlib.zip", lambda route: held.append(route))
+        context.route("**/assets/calc/*.whl", lambda route: held.append(route))
         page = context.new_page()
         watch = Watch(calc_site.origin).attach(page)
         page.goto(calc_site.page_url("en", "calculator"))

@@ -11,8 +11,8 @@
 // - emptyZipURL(url) is answered here, without the network, with an empty zip archive (what
 //   Pyodide gets as its standard library when Python runs from the snapshot, worker.js).
 // expect(manifest, manifestURL, path) sets the total: the sizes of the files that boot path
-// downloads ("snapshot": the snapshot, no standard library; "lite": the lite standard library;
-// "plain": the standard library; worker.js).
+// downloads ("snapshot": the snapshot, no standard library and no wheel; "lite": the lite
+// standard library, no wheel; "plain": the standard library and the wheel; worker-python.js).
 // arrived(path) counts a file fetched by import() (the runtime's modules), which no fetch sees.
 // stop() ends the counting (READY, or a fault): later responses pass untouched.
 // keep(href) keeps the body of the next response for that URL as it arrives (the .wasm's bytes,
@@ -38,8 +38,8 @@ const NO_BODY = new Set([101, 204, 205, 304]);
 const STDLIB = "python_stdlib.zip";
 // What each boot path does not download before READY (worker.js).
 const SKIPPED = {
-  snapshot: (m) => [STDLIB, m.stdlib_lite],
-  lite: (m) => [STDLIB, m.snapshot],
+  snapshot: (m) => [STDLIB, m.stdlib_lite, m.wheel],
+  lite: (m) => [STDLIB, m.snapshot, m.wheel],
   plain: (m) => [m.snapshot, m.stdlib_lite],
 };
 

@@ -21,7 +21,11 @@
 // `files`) is reported at once as a network fault. With the snapshot, Python's standard
 // library (python_stdlib.zip) is not on the way to READY: everything calc imports is in the
 // snapshot's memory already, so Pyodide gets an empty archive and the real one is fetched
-// after READY (a request that needs it meanwhile waits for it: `stdlibReady`).
+// after READY (a request that needs it meanwhile waits for it: `laterFilesReady`). The same
+// goes for the wheel, with the snapshot (calc is in its memory) and with the lite boot (calc's
+// bytecode and data files are in the lite archive): it is fetched before READY only for an
+// ordinary boot, and otherwise installed after READY, for calc's sources and whatever the
+// snapshot did not read.
 //
 // Snapshot or lite boot, by the line: the .wasm is needed either way and is fetched first, at
 // once (downloads.prefetch); how fast its first bytes come (the manifest's `boot`: the rate
@@ -151,8 +155,8 @@ function withDelta(createModule, delta) {
   };
 }
 
-// After a lite boot: the installed wheel's bytecode, from the lite archive's `site-packages/`
-// entries (make_snapshot.mjs) into calc's __pycache__ folders.
+// After a lite boot: calc's bytecode (sourceless .pyc) and data files, from the lite archive's
+// `site-packages/` entries (make_snapshot.mjs) into site-packages, before the wheel is there.
 let liteBoot = false;
 const CALC_BYTECODE = `
 import os, site, sys, zipfile
@@ -186,28 +190,39 @@ self.addEventListener("unhandledrejection", (event) => {
   if (stage !== STAGE.READY && !tryingFast) report(event.reason);
 });
 
-// The standard library, once Python runs from the snapshot: fetched after READY (or at once
-// by a request that needs a module the snapshot lacks) and put where Pyodide puts it.
+// The standard library and the wheel, once Python runs from the snapshot or the lite archive:
+// fetched after READY (or at once by a request that needs a module or a file the boot did not
+// bring) and put where Pyodide puts them.
 let pyodideRef = null;
 let deferredStdlib = false;
-let stdlibPromise = null;
-function stdlibReady() {
-  if (!deferredStdlib) return Promise.resolve();
-  stdlibPromise ??= (async () => {
-    const bytes = new Uint8Array(await (await fetchOk(stdlibURL, "stdlib")).arrayBuffer());
-    const FS = pyodideRef.FS;
-    const name = FS.readdir("/lib").find((n) => /^python[0-9]+\.zip$/.test(n));
-    FS.writeFile(`/lib/${name}`, bytes);
+let deferredWheel = false;
+let laterPromise = null;
+function laterFilesReady() {
+  if (!deferredStdlib && !deferredWheel) return Promise.resolve();
+  laterPromise ??= (async () => {
+    const [stdlib, wheel] = await Promise.all([
+      deferredStdlib ? fetchOk(stdlibURL, "stdlib").then((r) => r.arrayBuffer()) : null,
+      deferredWheel ? fetchWheel() : null]);
+    if (stdlib) {
+      const FS = pyodideRef.FS;
+      const name = FS.readdir("/lib").find((n) => /^python[0-9]+\.zip$/.test(n));
+      FS.writeFile(`/lib/${name}`, new Uint8Array(stdlib));
+    }
+    if (wheel) installWheel(pyodideRef, wheel);
     pyodideRef.runPython("import importlib; importlib.invalidate_caches()");
     deferredStdlib = false;
+    deferredWheel = false;
   })();
-  return stdlibPromise;
+  return laterPromise;
+}
+
+function installWheel(pyodide, buffer) {
+  const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
+  pyodide.unpackArchive(buffer, "wheel", { extractDir: sitePackages });
 }
 
 const ready = (async () => {
   post(messages.status(STAGE.RUNTIME));
-  const wheel = fetchWheel();
-  wheel.catch(report); // at once: no need to wait for the runtime to say the wheel is missing
   checkWasm().catch(report); // beside the runtime's own download, which would only hang
   // Both runtime modules at once (Pyodide would import the second only after the first).
   const asm = import(new URL("pyodide.asm.mjs", pyodideBase).href);
@@ -227,6 +242,13 @@ const ready = (async () => {
     ? await downloads.rate(wasmURL.href, (manifest.boot || {}).decide_ms || 0) : Infinity);
   downloads.expect(manifest, manifestURL, path);
   if (path !== "snapshot" || !manifest.snapshot_delta) downloads.keep(null);
+  // The wheel before READY for an ordinary boot only (see the top of this file).
+  let wheel = null;
+  const needWheel = () => {
+    wheel ??= fetchWheel();
+    wheel.catch(report); // at once: no need to wait for the runtime to say it is missing
+  };
+  if (path === "plain") needWheel();
   tryingFast = path !== "plain";
   // The lite archive now (a slow line: every second of download counts); the snapshot (a fast
   // line: it comes quickly) and Python itself once the page says so (an early worker), so that
@@ -263,15 +285,15 @@ const ready = (async () => {
   downloads.keep(null); // the .wasm's bytes are not needed any more
   if (!pyodide) {
     downloads.expect(manifest, manifestURL, "plain");
+    needWheel();
     pyodide = await loadPyodide(options);
   }
   pyodideRef = pyodide;
   stage = STAGE.PACKAGE;
   post(messages.status(STAGE.PACKAGE));
-  const buffer = await wheel;
-  const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
-  pyodide.unpackArchive(buffer, "wheel", { extractDir: sitePackages });
-  if (liteBoot) pyodide.runPython(CALC_BYTECODE); // the wheel's bytecode (make_snapshot.mjs)
+  if (wheel) installWheel(pyodide, await wheel);
+  else deferredWheel = true;
+  if (liteBoot) pyodide.runPython(CALC_BYTECODE); // calc without its wheel (make_snapshot.mjs)
   pyodide.runPython("import importlib; importlib.invalidate_caches()");
   const render = pyodide.pyimport("calc.render");
   const resultsJson = render.results_json;
@@ -303,9 +325,9 @@ const ready = (async () => {
   return resultsJson;
 })();
 
-// After READY: the standard library, for whatever the snapshot did not import (it is not
+// After READY: the standard library and the wheel, for whatever the boot did not bring (not
 // needed for calc's own calculations; a failure here is told only to a request that needs it).
-ready.then(() => setTimeout(() => stdlibReady().catch(() => {}), 0), () => {});
+ready.then(() => setTimeout(() => laterFilesReady().catch(() => {}), 0), () => {});
 
 ready.catch(report);
 
@@ -369,8 +391,8 @@ self.onmessage = async (event) => {
     try {
       text = resultsJson(...args);
     } catch (err) {
-      if (!deferredStdlib) throw err;
-      await stdlibReady(); // a module the snapshot lacks: with the standard library, again
+      if (!deferredStdlib && !deferredWheel) throw err;
+      await laterFilesReady(); // a module or file the boot lacks: with them, again
       text = resultsJson(...args);
     }
     post(messages.result(id, JSON.parse(text)));

@@ -3,8 +3,9 @@
 // worker's first downloads would wait for them. So this file requests the .wasm and the
 // manifest at once, keeps the page's messages, and only then imports the rest
 // (./worker-python.js: Pyodide, calc and the messages; it takes both requests over and answers
-// the kept messages in order). A failed import is thrown again here, where it reaches the
-// page as the worker's error event, as a failed static import did.
+// the kept messages in order). A failed import is told to the page as any failure to load is
+// (./messages.js, imported then); if that module cannot come either, the error is thrown again
+// here, where it reaches the page as the worker's error event, as a failed static import did.
 
 const here = new URL(".", import.meta.url);
 const requests = new Map(); // absolute URL -> {response: Promise<Response>, at: ms}
@@ -20,4 +21,11 @@ for (const url of [new URL("../pyodide/pyodide.asm.wasm", here), new URL("manife
 const kept = [];
 self.onmessage = (event) => kept.push(event);
 globalThis[Symbol.for("calc.worker.early")] = { requests, kept };
-import("./worker-python.js").catch((err) => setTimeout(() => { throw err; }));
+import("./worker-python.js").catch(async (err) => {
+  try {
+    const messages = await import("./messages.js");
+    self.postMessage(messages.error(messages.STAGE.RUNTIME, String((err && err.message) || err)));
+  } catch {
+    setTimeout(() => { throw err; });
+  }
+});
