@@ -1,5 +1,5 @@
 // The snapshot's delta against the WebAssembly module's own static data, written by
-// make_snapshot.mjs (Node, at build time) and undone by worker.js: both import this module.
+// make_snapshot.mjs (Node, at build time) and undone by worker-python.js: both import this module.
 //
 // About 3.8 MB of Python's memory is the module's static data: its active data segments, which
 // the reader's browser already has in the .wasm. In the snapshot that range is written XORed

@@ -1,4 +1,4 @@
-// The messages between the page script (page.js) and the calculators' worker (worker.js),
+// The messages between the page script (page.js) and the calculators' worker (worker.js, worker-python.js),
 // written down once: both import this module and build every message with it.
 //
 // Page -> worker (postMessage):

@@ -1,4 +1,4 @@
-// The worker's downloads, counted as their bytes arrive (imported by ./worker.js only).
+// The worker's downloads, counted as their bytes arrive (imported by ./worker-python.js only).
 //
 // new Downloads(scope, post, onCut) replaces scope.fetch with a fetch that passes every
 // response body through a counter, so Pyodide's own downloads (the .wasm, the lock file, the
@@ -9,14 +9,14 @@
 //   says (`files`: {path relative to manifest.json: bytes}) calls onCut(error) and errors the
 //   body, so whoever reads it fails too instead of waiting;
 // - emptyZipURL(url) is answered here, without the network, with an empty zip archive (what
-//   Pyodide gets as its standard library when Python runs from the snapshot, worker.js).
+//   Pyodide gets as its standard library when Python runs from the snapshot, worker-python.js).
 // expect(manifest, manifestURL, path) sets the total: the sizes of the files that boot path
 // downloads ("snapshot": the snapshot, no standard library and no wheel; "lite": the lite
 // standard library, no wheel; "plain": the standard library and the wheel; worker-python.js).
 // arrived(path) counts a file fetched by import() (the runtime's modules), which no fetch sees.
 // stop() ends the counting (READY, or a fault): later responses pass untouched.
 // keep(href) keeps the body of the next response for that URL as it arrives (the .wasm's bytes,
-// for the snapshot's delta: worker.js); kept(href) returns it once complete (else null);
+// for the snapshot's delta: worker-python.js); kept(href) returns it once complete (else null);
 // keep(null) lets it go.
 // prefetch(href, started) fetches it at once (or takes over `started`, a request made before
 // this module was imported: {response, at}, ./worker.js) and reads its body as it arrives
@@ -25,9 +25,8 @@
 // bytes may have waited for this module), once it is complete or `ms` after that. Bytes on the
 // line: a body arrives decoded, so a compressed one (Content-Encoding) is counted at its
 // Content-Length over the manifest's size of the file (the .wasm's Brotli is 3.5 times
-// smaller: counted decoded, a 9 Mbit/s line read as 31). The next
-// fetch of that URL (Pyodide's own, of the .wasm) gets the same bytes, those already there and
-// those to come.
+// smaller: counted decoded, a 9 Mbit/s line read as 31). The next fetch of that URL (Pyodide's
+// own, of the .wasm) gets the same bytes, those already there and those to come.
 
 import * as messages from "./messages.js";
 
@@ -36,7 +35,7 @@ const PROGRESS_MS = 250;
 const EMPTY_ZIP = new Uint8Array([0x50, 0x4b, 0x05, 0x06, ...new Array(18).fill(0)]);
 const NO_BODY = new Set([101, 204, 205, 304]);
 const STDLIB = "python_stdlib.zip";
-// What each boot path does not download before READY (worker.js).
+// What each boot path does not download before READY (worker-python.js).
 const SKIPPED = {
   snapshot: (m) => [STDLIB, m.stdlib_lite, m.wheel],
   lite: (m) => [STDLIB, m.snapshot, m.wheel],

@@ -1,6 +1,6 @@
 // The calculators' page script (an ES module, loaded on pages with a widget).
 //
-// Form <-> worker <-> DOM. Python (calc.render in Pyodide, in ./worker.js) computes and renders
+// Form <-> worker <-> DOM. Python (calc.render in Pyodide, in the worker: ./worker.js, ./worker-python.js) computes and renders
 // everything; this script only moves the form's state to the worker and puts back what it
 // returns. It types no text of its own: every message comes from the widget root's data-msg-*
 // attributes, rendered by Python from the message catalogs. Values from the URL or the form go

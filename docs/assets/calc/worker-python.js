@@ -65,18 +65,15 @@ function describe(err) {
   return String((err && (err.message || err.name)) || err).slice(0, 500);
 }
 
-async function fetchOk(url, what) {
-  const response = await fetch(url);
+// `started`: the request ./worker.js made already for that URL, if any.
+async function fetchOk(url, what, started = null) {
+  const response = await (started ? started.response : fetch(url));
   if (!response.ok) throw new Error(`${what}: HTTP ${response.status} for ${url}`);
   return response;
 }
 
-const manifestPromise = (async () => {
-  const started = early.requests.get(manifestURL.href);
-  const response = started ? await started.response : await fetch(manifestURL);
-  if (!response.ok) throw new Error(`manifest: HTTP ${response.status} for ${manifestURL}`);
-  return response.json();
-})();
+const manifestPromise = (async () => (await fetchOk(
+  manifestURL, "manifest", early.requests.get(manifestURL.href))).json())();
 // The sizes to check, as soon as the manifest is there: before the wheel's request starts
 // (its continuation below is registered later), not once the runtime's modules are in too.
 manifestPromise.then((m) => downloads.expect(m, manifestURL, bootPath(m)), () => {});
