@@ -47,11 +47,11 @@ def transferred(request) -> int:
 
 
 #: On a page with a widget (which registers the service worker once live): until it is active.
-WAIT_FOR_SERVICE_WORKER = """async () => {
+WAIT_FOR_SERVICE_WORKER = """async (timeoutMs) => {
   if (!navigator.serviceWorker || !document.querySelector("[data-calc-widget]")) return;
   for (let i = 0; i < 50; i++) {
     if (await navigator.serviceWorker.getRegistration()) {
-      const late = new Promise((wake) => setTimeout(wake, 300000));  // TIMEOUT_MS
+      const late = new Promise((wake) => setTimeout(wake, timeoutMs));
       return void await Promise.race([navigator.serviceWorker.ready, late]);
     }
     await new Promise((wake) => setTimeout(wake, 100));
@@ -86,7 +86,7 @@ def _visit(context, url: str) -> dict:
         # The service worker (registered once live) installs by fetching the runtime through
         # the same line; a second visit that starts meanwhile shares the line with it. A reader
         # comes back later: the next visit waits until it is active (at most TIMEOUT_MS).
-        page.evaluate(WAIT_FOR_SERVICE_WORKER)
+        page.evaluate(WAIT_FOR_SERVICE_WORKER, TIMEOUT_MS)
         return {"live_ms": (live - t0) * 1000, "bytes_before_live": before, "state": state}
     finally:
         context.remove_listener("requestfinished", finished)
