@@ -233,6 +233,18 @@ def finish_404(output: str, config) -> str:
 
 #: The widgets' script and styles, loaded by pages with a widget only (overrides/main.html).
 WIDGET_ASSETS = {"calc_js": "assets/calc/page.js", "calc_css": "assets/calc/calc.css"}
+#: The script that starts the worker, written inline at the top of <head> (overrides/main.html).
+EARLY_SCRIPT = "assets/calc/early.js"
+
+
+def inline_code(path: Path) -> str:
+    """A script file's code for an inline <script>: without its whole-line `//` comments (they
+    explain the file; each page would carry them) and blank lines."""
+    code = "\n".join(line for line in path.read_text(encoding="utf-8").splitlines()
+                     if line.strip() and not line.lstrip().startswith("//"))
+    if "</script" in code.lower() or "<!--" in code:
+        raise fail(f"{path} cannot be written inside a <script> element")
+    return code
 
 
 # The heading permalinks' title (toc's `permalink_title`) in the locale's words (on_config).
@@ -254,8 +266,8 @@ _FIRST_WIDGET = re.compile(r'<[a-z]+ [^>]*data-calc-widget="([^"]+)"[^>]*\sdata-
 
 
 # A page with a widget loads the widgets' script and styles; a missing one fails the build.
-# `calc_worker`: the worker's name, for the tag in <head> that starts it early
-# (docs/assets/calc/early.js, overrides/main.html).
+# `calc_worker`: the worker's name, for the tag in <head> that starts it early, and
+# `calc_early_js` its code (docs/assets/calc/early.js, overrides/main.html).
 def mark_widget_assets(page, output: str, config) -> None:
     if "data-calc-widget" not in output:
         return
@@ -268,3 +280,4 @@ def mark_widget_assets(page, output: str, config) -> None:
     if first is None:
         raise fail(f"{page.file.src_uri}: a widget root without data-locale")
     page.meta["calc_worker"] = f"{first.group(1)} {first.group(2)}"
+    page.meta["calc_early_js"] = inline_code(Path(config.docs_dir) / EARLY_SCRIPT)

@@ -42,6 +42,14 @@ def test_the_start_message_is_declared_and_built_in_messages_js():
     assert "messages.start()" in code_of(ASSETS / "boot.js")
 
 
+def test_the_early_script_names_its_worker_as_messages_js_does():
+    # early.js is inline in <head> and imports nothing: its copy of messages.earlyName
+    literal = "`${name} early`"
+    assert f"export const earlyName = (name) => {literal};" in code_of(ASSETS / "messages.js")
+    early = code_of(ASSETS / "early.js")
+    assert literal in early and not re.search(r"\bimport\b", early)
+
+
 def test_the_guard_waits_for_bytes_not_for_the_whole_load():
     page = code_of(ASSETS / "page.js")
     # the guard is re-armed by every message before ready, and cleared at ready

@@ -1,41 +1,25 @@
-// The calculators' worker, started as early as the page allows (imported by ./early.js, in the
-// page's <head>, and by ./page.js). It knows no widget and no locale: the name comes from the
-// page (messages.workerName of its first widget, written by the build into early.js's tag).
+// The calculators' worker, started as early as the page allows: ./early.js (inline in the
+// page's <head>) starts it, ./page.js takes it over here. It knows no widget and no locale: the
+// name comes from the page (messages.workerName of its first widget, written by the build into
+// early.js's tag).
 //
 // On a slow line the page's own styles and scripts take seconds before page.js runs (each
 // round trip counts), and the worker's downloads would only start then. ./early.js starts the
-// worker from <head> instead, in its "early" mode: it fetches the manifest, the .wasm and the
-// runtime's modules, and chooses its boot path, but starts Python (CPU work that would compete
-// with the page's first paint) only when page.js takes it over (messages.start()). Messages
-// it sends before that are kept and handed over in order.
+// worker from <head> instead, in its "early" mode (messages.earlyName): it fetches the
+// manifest, the .wasm and the runtime's modules, and chooses its boot path, but starts Python
+// (CPU work that would compete with the page's first paint) only when page.js takes it over
+// (messages.start()). Messages it sends before that are kept and handed over in order.
 
 import * as messages from "./messages.js";
 
 const KEY = Symbol.for("calc.early-worker");
 const workerURL = new URL("./worker.js", import.meta.url);
 
-// From <head>: the worker, early, and its messages kept until takeWorker().
-export function startEarly(name) {
-  if (globalThis[KEY] || typeof Worker !== "function") return;
-  const kept = [];
-  const keep = (event) => kept.push(event);
-  let worker;
-  try {
-    worker = new Worker(workerURL, { type: "module", name: messages.earlyName(name) });
-  } catch {
-    return; // page.js tries again and reports it
-  }
-  worker.addEventListener("message", keep);
-  worker.addEventListener("error", keep);
-  worker.addEventListener("messageerror", keep);
-  globalThis[KEY] = { name, worker, kept, keep };
-}
-
 // From page.js: the early worker of that name, or a new one. Call `handOver()` once the
 // page's listeners are attached: the kept messages reach them in order, then Python starts.
 export function takeWorker(name) {
   const early = globalThis[KEY];
-  globalThis[KEY] = "taken"; // an early.js that runs after page.js starts none
+  globalThis[KEY] = "taken"; // an early.js that would run after page.js starts none
   if (!early || early.name !== name) {
     if (early && early.worker) early.worker.terminate();
     return { worker: new Worker(workerURL, { type: "module", name }), handOver: () => {} };
