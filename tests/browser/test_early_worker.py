@@ -85,3 +85,37 @@ def test_without_the_early_script_the_page_starts_the_worker(browser, calc_site)
         watch.check()
     finally:
         context.close()
+
+
+def _with_an_image(route):
+    response = route.fetch()
+    # the site's own image, at an address of its own (the favicon's request is not held)
+    html = response.text().replace(
+        "</main>", '<img src="../../assets/images/favicon.png?held" alt=""></main>', 1)
+    route.fulfill(response=response, body=html)
+
+
+def test_python_starts_when_the_page_has_loaded_or_soon_after_if_it_never_does(browser, calc_site):
+    """boot.js starts Python after the page's load event, and at the latest a moment after
+    page.js has taken the worker over: an image that never arrives keeps `load` from firing,
+    and the calculator is live all the same."""
+    context = browser.new_context()
+    try:
+        held = Held()
+        context.route("**/assets/images/favicon.png?held", held)
+        context.route(calc_site.page_url("ru", "calculator"), _with_an_image)
+        page = context.new_page()
+        watch = Watch(calc_site.origin).attach(page)
+        page.goto(calc_site.page_url("ru", "calculator"), wait_until="commit")
+        wait_ready(page, "calculator")
+        assert held.routes and page.evaluate("document.readyState") != "complete"
+        set_form(page, "calculator", QUERY)
+        assert_figures(figures(page, "calculator"), expected_calculator(QUERY, "ru"))
+        held.release()
+        for _ in range(100):
+            if page.evaluate("document.readyState") == "complete":
+                break
+            page.wait_for_timeout(100)
+        watch.check()
+    finally:
+        context.close()
