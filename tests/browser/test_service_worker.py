@@ -140,11 +140,15 @@ def test_a_new_build_replaces_the_cache(browser, calc_site, tmp_path):
             (site / stale).unlink(missing_ok=True)
         page.goto(url + "calculator/")
         wait_ready(page, "calculator")
-        page.wait_for_function(
-            "async ([o, n]) => { const k = await caches.keys();"
-            " return k.includes(n) && !k.some(x => x.endsWith(o)); }",
-            arg=[old, new], timeout=60_000)
-        names = _cache_names(page)
+        # The new worker installs now, and takes over once the old one has no request of this
+        # page left in flight: Chromium 156 holds it back as long as a calculator page the old
+        # worker answered stays open (bench/ideas.md); the reader's next page lets it in.
+        page.goto(url + "faq/")
+        for _ in range(600):
+            names = _cache_names(page)
+            if f"calc-runtime-{new}" in names and not [n for n in names if old in n]:
+                break
+            page.wait_for_timeout(100)
         assert f"calc-runtime-{new}" in names and f"calc-pages-{new}" in names
         assert not [n for n in names if old in n]
         assert page.evaluate("navigator.serviceWorker.controller.scriptURL") == url + "sw.js"

@@ -56,11 +56,19 @@ self.addEventListener("activate", (event) => {
   })());
 });
 
+// This build's cache, or null when it is gone: outside install, a worker never creates one.
+// A worker replaced by a new build still answers the requests already given to it; opening its
+// deleted cache then would create it again, and nothing would ever delete that copy.
+async function ours(name) {
+  return (await caches.has(name)) ? caches.open(name) : null;
+}
+
 // A page's own files (page.js: performance.getEntriesByType("resource")), same origin only.
 self.addEventListener("message", (event) => {
   const urls = (event.data && event.data.cache) || [];
   event.waitUntil((async () => {
-    const pages = await caches.open(PAGES);
+    const pages = await ours(PAGES);
+    if (!pages) return;
     for (const href of urls) {
       const url = new URL(String(href), scope);
       if (url.origin !== scope.origin || runtime.has(url.href)) continue;
@@ -85,14 +93,14 @@ function checkBuild() {
 let offline = false; // the last navigation was answered by the cache
 
 async function page(request) {
-  const pages = await caches.open(PAGES);
+  const pages = await ours(PAGES);
   try {
     const response = await fetch(request);
     offline = false;
-    if (response.ok) await pages.put(request, response.clone());
+    if (response.ok && pages) await pages.put(request, response.clone());
     return response;
   } catch (err) {
-    const hit = await pages.match(request, { ignoreSearch: true });
+    const hit = pages && await pages.match(request, { ignoreSearch: true });
     if (!hit) throw err;
     offline = true;
     return hit;
@@ -100,16 +108,16 @@ async function page(request) {
 }
 
 async function fromRuntime(request) {
-  const cache = await caches.open(RUNTIME);
+  const cache = await ours(RUNTIME);
   const url = request.url.split("?")[0];
-  if (url !== manifestURL && (await checkBuild())) {
+  if (cache && url !== manifestURL && (await checkBuild())) {
     const hit = await cache.match(url);
     if (hit) return request.method === "HEAD" ? headOf(hit) : hit;
   }
   try {
     return await fetch(request);
   } catch (err) {
-    const hit = await cache.match(url);
+    const hit = cache && await cache.match(url);
     if (!hit) throw err;
     return request.method === "HEAD" ? headOf(hit) : hit;
   }
