@@ -34,19 +34,21 @@ function afterLoad(run) {
   setTimeout(once, START_WAIT_MS);
 }
 
-// From page.js: the early worker of that name, or a new one. Call `handOver()` once the
+// From page.js: the early worker of that name, or a new one in the same early mode (no
+// early.js ran: an old cached page, a policy that refused it). Call `handOver()` once the
 // page's listeners are attached: the kept messages reach them in order, then Python starts
-// (once the page has loaded: afterLoad).
+// (once the page has loaded: afterLoad), whichever way the worker was started.
 export function takeWorker(name) {
-  const early = globalThis[KEY];
+  let early = globalThis[KEY];
   globalThis[KEY] = "taken"; // an early.js that would run after page.js starts none
   if (!early || early.name !== name) {
     if (early && early.worker) early.worker.terminate();
-    return { worker: new Worker(workerURL, { type: "module", name }), handOver: () => {} };
+    early = { worker: new Worker(workerURL, { type: "module", name: messages.earlyName(name) }),
+              kept: [], keep: null };
   }
   const { worker, kept, keep } = early;
   const handOver = () => {
-    for (const type of ["message", "error", "messageerror"]) worker.removeEventListener(type, keep);
+    if (keep) for (const type of ["message", "error", "messageerror"]) worker.removeEventListener(type, keep);
     for (const event of kept) {
       worker.dispatchEvent(event.type === "message"
         ? new MessageEvent("message", { data: event.data }) : new Event(event.type, { cancelable: true }));
