@@ -1,6 +1,7 @@
 """Finishing the built HTML, written once for the pages and the templates (the 404 page):
 `<html dir>`, the search dialog's name, search pointed at the locale's own index, absolute
-hreflang alternates and, last, the Content-Security-Policy; then each page's directory gets a
+hreflang alternates, preload links for the scripts (preload.py) and, last, the
+Content-Security-Policy; then each page's directory gets a
 sitemap, and every locale its 404 page."""
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import html
 import json
 import re
 from pathlib import Path
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from calc import i18n
 from calc.fmt import fmt
 
 from .common import DEFAULT_LOCALE, esc, fail, locale_root, site_locale
+from .preload import add_preloads
 
 # --- the one finish ----------------------------------------------------------------------------
 
@@ -26,10 +28,12 @@ _DIR_ATTR = re.compile(r'\sdir="[^"]*"')
 _ALTERNATE = re.compile(r'<link rel="alternate" href="([^"]*)" hreflang="([^"]*)">')
 
 
-def finish_html(output: str, locale: str, url: str | None) -> tuple[str, list[tuple[str, str]]]:
+def finish_html(output: str, locale: str, url: str | None,
+                sources: tuple[Path, ...]) -> tuple[str, list[tuple[str, str]]]:
     """Every built HTML file of `locale`, page or template, finished the same way; `url` is its
-    absolute address (hreflang alternates are made absolute against it). Returns the HTML and
-    the alternates, (hreflang, absolute href) in page order."""
+    absolute address (hreflang alternates are made absolute against it); `sources` the
+    directories the site's files come from (the preload links read module scripts there).
+    Returns the HTML and the alternates, (hreflang, absolute href) in page order."""
     if not url:
         raise fail("site_url must be set (hreflang alternates are absolute)")
     direction = i18n.locale_dir(locale)
@@ -45,12 +49,20 @@ def finish_html(output: str, locale: str, url: str | None) -> tuple[str, list[tu
         return f'<link rel="alternate" href="{esc(href)}" hreflang="{m.group(2)}">'
 
     output = _ALTERNATE.sub(absolute, output)
+    output = add_preloads(output, urlsplit(url).path or "/", sources)
     return apply_csp(output), alternates  # last: the hashes are of the final inline scripts
+
+
+# Where the site's files come from: the docs, then the theme's overrides.
+def sources(config) -> tuple[Path, ...]:
+    custom = config.theme.custom_dir
+    return (Path(config.docs_dir),) + ((Path(custom),) if custom else ())
 
 
 # A page (on_post_page): finished, and its directory's sitemap written.
 def finish_page(output: str, page, config) -> str:
-    output, alternates = finish_html(output, site_locale(config), page.canonical_url)
+    output, alternates = finish_html(output, site_locale(config), page.canonical_url,
+                                     sources(config))
     write_page_sitemap(Path(config.site_dir), config.site_url, page.canonical_url, alternates)
     return output
 
@@ -219,7 +231,7 @@ def finish_404(output: str, config) -> str:
     `/<locale>/404.html` (serve.py serves them)."""
     locale = site_locale(config)
     output = output.replace(NOT_FOUND_PLACEHOLDER, esc(not_found_heading(locale)), 1)
-    output, _ = finish_html(output, locale, config.site_url)
+    output, _ = finish_html(output, locale, config.site_url, sources(config))
     if locale == DEFAULT_LOCALE:
         _root_404[:] = [output]
         return output
