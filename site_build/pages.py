@@ -29,11 +29,12 @@ _ALTERNATE = re.compile(r'<link rel="alternate" href="([^"]*)" hreflang="([^"]*)
 
 
 def finish_html(output: str, locale: str, url: str | None,
-                sources: tuple[Path, ...]) -> tuple[str, list[tuple[str, str]]]:
+                preload_from: tuple[Path, ...] | None) -> tuple[str, list[tuple[str, str]]]:
     """Every built HTML file of `locale`, page or template, finished the same way; `url` is its
-    absolute address (hreflang alternates are made absolute against it); `sources` the
-    directories the site's files come from (the preload links read module scripts there).
-    Returns the HTML and the alternates, (hreflang, absolute href) in page order."""
+    absolute address (hreflang alternates are made absolute against it); `preload_from` the
+    directories the site's files come from (the preload links read module scripts there), or
+    None for no preload links. Returns the HTML and the alternates, (hreflang, absolute href)
+    in page order."""
     if not url:
         raise fail("site_url must be set (hreflang alternates are absolute)")
     direction = i18n.locale_dir(locale)
@@ -49,7 +50,8 @@ def finish_html(output: str, locale: str, url: str | None,
         return f'<link rel="alternate" href="{esc(href)}" hreflang="{m.group(2)}">'
 
     output = _ALTERNATE.sub(absolute, output)
-    output = add_preloads(output, urlsplit(url).path or "/", sources)
+    if preload_from is not None:
+        output = add_preloads(output, urlsplit(url).path or "/", preload_from)
     return apply_csp(output), alternates  # last: the hashes are of the final inline scripts
 
 
@@ -61,8 +63,11 @@ def sources(config) -> tuple[Path, ...]:
 
 # A page (on_post_page): finished, and its directory's sitemap written.
 def finish_page(output: str, page, config) -> str:
+    # Not on a page with a widget: there the scripts, once preloaded, ran while the worker
+    # compiled and started Python, and Lighthouse's blocking time grew (preload.py).
+    widget = bool(page.meta and page.meta.get("calc_worker"))
     output, alternates = finish_html(output, site_locale(config), page.canonical_url,
-                                     sources(config))
+                                     None if widget else sources(config))
     write_page_sitemap(Path(config.site_dir), config.site_url, page.canonical_url, alternates)
     return output
 
