@@ -132,12 +132,12 @@ def test_every_page_without_a_calculator_preloads_every_script_and_its_imports(
         order = [(t, a) for t, a, head in tags if head]
         sheets = [i for i, (t, a) in enumerate(order) if t == "link" and a.get("rel") == "stylesheet"]
         waits = [i for i, (t, a) in enumerate(order) if t == "script" and i > min(sheets)
-                 and "src" not in a and a.get("type", "") in ("", "module")
-                 and "data-calc-worker" not in a]
-        # every stylesheet is requested before the parser waits for the first ones
-        assert not waits or max(sheets) < min(waits), rel
+                 and "src" not in a and a.get("type", "") in ("", "module")]
         if any("data-calc-widget" in a for t, a, _ in tags):
-            assert not preloads, rel  # a calculator's page: none (site_build/preload.py)
+            # a calculator's page: none from the build (site_build/preload.py), only page.js's
+            # first imports from the template
+            assert {a.get("rel") for a in preloads.values()} == {"modulepreload"}, rel
+            assert not any(a.get("fetchpriority") for a in preloads.values()), rel
             widget_pages += 1
             continue
         assert set(preloads) == set(wanted), rel
