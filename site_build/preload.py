@@ -36,7 +36,7 @@ from pathlib import Path
 from posixpath import dirname, join, normpath
 from urllib.parse import urljoin, urlsplit
 
-from .common import fail
+from .common import esc, fail
 
 __all__ = ["add_preloads", "preload_links"]
 
@@ -86,9 +86,9 @@ def preload_links(html_text: str, page_path: str, roots: tuple[Path, ...]) -> li
             return
         seen.add(href)
         if not module:
-            links.append(f'<link rel="preload" href="{html.escape(href)}" as="script" fetchpriority="low">')
+            links.append(f'<link rel="preload" href="{esc(href)}" as="script" fetchpriority="low">')
             return
-        links.append(f'<link rel="modulepreload" href="{html.escape(href)}" fetchpriority="low">')
+        links.append(f'<link rel="modulepreload" href="{esc(href)}" fetchpriority="low">')
         path = normpath(urlsplit(urljoin(page_path, href)).path)
         source = _source(path, roots)
         if source is None:
