@@ -11,6 +11,8 @@ It only wires mkdocs' events to the build's concerns, one module each under `sit
   the 404 page per locale.
 - `search`: one search index per locale, Persian words in lunr.
 - `runtime`: Pyodide, the calc wheel and the memory snapshot the calculators run on.
+- `palette`: the theme's palette stylesheet without the rule that restyles every element on
+  each page load.
 - `hosting`: what a real host needs beside the pages (policies for nginx and `_headers`,
   precompressed Brotli and gzip files).
 
@@ -24,7 +26,7 @@ from pathlib import Path
 
 from mkdocs.plugins import CombinedEvent, event_priority
 
-from site_build import hosting, macros, pages, prose, runtime, search
+from site_build import hosting, macros, pages, palette, prose, runtime, search
 from site_build.common import site_locale
 from site_build.pages import not_found_heading  # noqa: F401 - tests/browser import it from here
 
@@ -87,10 +89,11 @@ def on_post_template(output_content, template_name, config):
     return pages.finish_404(output_content, config)
 
 
-# Every language build: Persian words in lunr (the theme's assets were copied again), then,
-# after the default language's, the runtime.
+# Every language build: Persian words in lunr and the palette stylesheet's patch (the theme's
+# assets were copied again), then, after the default language's, the runtime.
 def _ship(config):
     search.patch_lunr_persian(Path(config.site_dir))
+    palette.patch_palette_css(Path(config.site_dir))
     runtime.ship_runtime(config)
 
 

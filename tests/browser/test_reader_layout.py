@@ -265,3 +265,47 @@ def test_accuracy_tables_laid_out_late_become_keyboard_regions_in_view(layout_co
         watch.check()
     finally:
         page.close()
+
+
+#: A reader's palette switch, clicked as a reader would (the visible toggle), timed in the page:
+#: a link's transition before it, during the click's own task and once two frames are drawn,
+#: and the transitions the switch started.
+PALETTE_SWITCH = """() => new Promise((resolve) => {
+  const link = document.querySelector('a.md-nav__link');
+  const state = () => [document.body.getAttribute('data-md-color-scheme'),
+                       document.body.hasAttribute('data-site-switching'),
+                       getComputedStyle(link).transitionDuration];
+  const before = state();
+  document.querySelector("form[data-md-component='palette'] label:not([hidden])").click();
+  const during = state();
+  requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => resolve({
+    before, during, after: state(),
+    transitions: document.getAnimations().filter((a) => a instanceof CSSTransition).length,
+  }), 50)));
+})"""
+
+
+@pytest.mark.parametrize("locale", ["en", "fa"])
+def test_a_palette_switch_starts_no_transition(browser, calc_site, locale):
+    """The theme's rule that turned transitions off on every load is gone
+    (site_build/palette.py); the site's own does it for the frame of a reader's switch only.
+    Material gives its navigation links a 125 ms colour transition (`.md-nav__link`); a
+    switch starts none, and afterwards the links have theirs again."""
+    context = browser.new_context(color_scheme="light")
+    try:
+        page = context.new_page()
+        page.goto(calc_site.page_url(locale, "faq"))
+        page.wait_for_load_state("load")
+        page.wait_for_timeout(100)  # Material's own first application of the palette is done
+        got = page.evaluate(PALETTE_SWITCH)
+        assert got == {"before": ["default", False, "0.125s"],
+                       "during": ["slate", True, "0s"],
+                       "after": ["slate", False, "0.125s"],
+                       "transitions": 0}, got
+        # and back by keyboard (Enter on the palette's focused option, Material's handler)
+        page.focus("form[data-md-component='palette'] input:checked")
+        page.keyboard.press("Enter")
+        page.wait_for_function("document.body.getAttribute('data-md-color-scheme') === 'default'"
+                               " && !document.body.hasAttribute('data-site-switching')")
+    finally:
+        context.close()

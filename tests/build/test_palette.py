@@ -1,0 +1,72 @@
+"""The theme's palette stylesheet without its universal switching rule (site_build/palette.py),
+and the site's own rule for a reader's switch in its place (site.css, overrides/main.html)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from mkdocs.exceptions import PluginError
+
+from site_build import palette
+
+#: Material's rule (its repository's src/templates/assets/stylesheets/palette/_scheme.scss:
+#: `[data-md-color-switching] *` and its ::before, ::after), as Material 9.8.2's minified
+#: palette stylesheet has it.
+MATERIAL_RULE = ("[data-md-color-switching] *,[data-md-color-switching] :after,"
+                 "[data-md-color-switching] :before{transition-duration:0s!important}")
+
+
+def _sheet(tmp_path: Path, text: str) -> Path:
+    d = tmp_path / "assets" / "stylesheets"
+    d.mkdir(parents=True)
+    path = d / "palette.0123abcd.min.css"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_the_rule_is_removed_once_and_the_rest_kept(tmp_path):
+    before = "a{color:red}@media screen{b{x:1}" + MATERIAL_RULE + "}c{y:2}"
+    path = _sheet(tmp_path, before)
+    palette.patch_palette_css(tmp_path)
+    after = path.read_text(encoding="utf-8")
+    assert "data-md-color-switching" not in after
+    assert after.replace(palette.MARK, "") == "a{color:red}@media screen{b{x:1}}c{y:2}"
+    palette.patch_palette_css(tmp_path)  # the next language build: nothing more
+    assert path.read_text(encoding="utf-8") == after
+
+
+@pytest.mark.parametrize("text", [
+    "a{color:red}",  # a theme without the rule
+    MATERIAL_RULE.replace("0s", "0ms"),  # a changed rule
+    MATERIAL_RULE + "[data-md-color-switching] a{color:red}",  # another rule under it
+])
+def test_a_theme_not_as_expected_fails_the_build(tmp_path, text):
+    _sheet(tmp_path, text)
+    with pytest.raises(PluginError, match="data-md-color-switching"):
+        palette.patch_palette_css(tmp_path)
+
+
+def test_no_palette_stylesheet_fails_the_build(tmp_path):
+    (tmp_path / "assets" / "stylesheets").mkdir(parents=True)
+    with pytest.raises(PluginError, match="palette stylesheet"):
+        palette.patch_palette_css(tmp_path)
+
+
+def test_the_built_site(built_site):
+    sheets = list((built_site / "assets" / "stylesheets").glob("palette.*.min.css"))
+    assert len(sheets) == 1
+    text = sheets[0].read_text(encoding="utf-8")
+    assert "data-md-color-switching" not in text and palette.MARK in text
+    site_css = (built_site / "assets" / "css" / "site.css").read_text(encoding="utf-8")
+    assert re.search(r"\[data-site-switching\] \*,\s*\[data-site-switching\] ::before,\s*"
+                     r"\[data-site-switching\] ::after \{\s*transition-duration: 0s !important",
+                     site_css)
+
+
+def test_every_page_with_the_toggle_has_the_switch_script(site_pages):
+    for rel, page in site_pages.items():
+        html = page.path.read_text(encoding="utf-8")
+        if 'data-md-component="palette"' in html:
+            assert 'setAttribute("data-site-switching"' in html, rel
