@@ -7,9 +7,10 @@ reads the header's computed style at once, and removes the attribute a task late
 stylesheet turns transitions off under that attribute with a universal selector
 (`[data-md-color-switching] *`), so each change of the attribute makes the browser compute the
 style of every element again: two whole-page style passes on every page load for nothing (no
-colour changes then). On the calculator pages (about 1,200 elements) a Chromium trace at the
-mobile preset's 4 x CPU slowdown showed the style passes of a load fall from 700 to 470 ms
-without the rule, and Lighthouse's blocking time from 650-700 to 250-480 ms (bench/ideas.md).
+colour changes then). On the pt calculator page (about 1,240 elements) Chromium traces at
+the mobile preset's 4 x CPU slowdown show five such passes in Material's start-up with the
+rule and three without (474 -> 194 ms); Lighthouse's score moves less than its own noise
+(bench/ideas.md).
 
 The build removes the rule from the copied stylesheet; site.css keeps its effect where it
 matters, while a reader switches palettes: `[data-site-switching]` is set by the small inline
