@@ -23,11 +23,12 @@ from pathlib import Path
 
 from .common import fail
 
-__all__ = ["RULE", "MARK", "patch_palette_css"]
+__all__ = ["ATTR", "RULE", "MARK", "patch_palette_css"]
 
+#: The attribute Material sets on <body> while it applies a palette.
+ATTR = "data-md-color-switching"
 #: Material's rule, as its minified palette stylesheet has it.
-RULE = ("[data-md-color-switching] *,[data-md-color-switching] :after,"
-        "[data-md-color-switching] :before{transition-duration:0s!important}")
+RULE = (f"[{ATTR}] *,[{ATTR}] :after,[{ATTR}] :before{{transition-duration:0s!important}}")
 #: Left in its place (each language build copies the theme's assets again).
 MARK = "/* site: switching rule removed (site_build/palette.py) */"
 
@@ -43,6 +44,6 @@ def patch_palette_css(site_dir: Path) -> None:
     text = path.read_text(encoding="utf-8")
     if MARK in text and RULE not in text:
         return
-    if text.count(RULE) != 1 or text.count("data-md-color-switching") != 3:
+    if text.count(RULE) != 1 or text.count(ATTR) != RULE.count(ATTR):  # no other rule uses it
         raise fail(f"{path.name}: Material's [data-md-color-switching] rule is not as expected")
     path.write_text(text.replace(RULE, MARK), encoding="utf-8")
