@@ -27,6 +27,7 @@ its flat partitions to equal sizes, `stage_1_and_2.py` / `stage3.py`).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from enum import Enum
 from typing import TYPE_CHECKING, Mapping
 
@@ -279,9 +280,11 @@ def _dpo(inputs: Inputs) -> tuple[Estimate, tuple[tuple[str, int], ...]]:
     return doubled, tuple(parts)
 
 
+@lru_cache(maxsize=64)
 def single_card(inputs: Inputs, objective: Objective = Objective.SFT
                 ) -> tuple[Estimate, tuple[tuple[str, int], ...]]:
-    """The estimate and the components of one card holding everything, for the objective."""
+    """The estimate and the components of one card holding everything, for the objective
+    (memoized, both immutable: an edit asks for the same one in the totals and the fit table)."""
     if objective is Objective.DPO:
         return _dpo(inputs)
     est = estimate(inputs)
@@ -419,18 +422,25 @@ def scaled(inputs: Inputs, scale: Scale = Scale()) -> ScaledEstimate:
 def fewest(lay1: Layout, layn: Layout, usable: int, unified: bool) -> int | None:
     """Fewest n with the per-GPU total within `usable`, or None (beyond MAX_CARDS, or state
     that never shards under this strategy)."""
-    if lay1.per_gpu(1) <= usable:
+    return _fewest(_sums(lay1, layn), usable, unified)
+
+
+def _sums(lay1: Layout, layn: Layout) -> tuple[int, int, tuple[int, ...]]:
+    """What fewest() reads, summed once: one card's total, the whole part of n >= 2 cards and
+    the sharded components (the fit table asks for every card kind of the catalog)."""
+    return lay1.per_gpu(1), sum(v for _, v in layn.whole), tuple(v for _, v in layn.sharded)
+
+
+def _fewest(sums: tuple[int, int, tuple[int, ...]], usable: int, unified: bool) -> int | None:
+    one, whole, shards = sums
+    if one <= usable:
         return 1
-    if unified:  # one machine; no sharding across laptops
-        return None
-    room = usable - sum(v for _, v in layn.whole)
-    if room < 0:
-        return None
-    total = sum(v for _, v in layn.sharded)
-    if total == 0 or room == 0:  # nothing divides: more cards hold no less than one does
-        return None
+    room = usable - whole
+    total = sum(shards)
+    if unified or room <= 0 or total == 0:  # unified: one machine, no sharding across laptops
+        return None  # room == 0 or nothing divides: more cards hold no less than one does
     n = max(2, -(-total // room))
-    while n <= MAX_CARDS and layn.per_gpu(n) > usable:  # ceil per component: a few steps
+    while n <= MAX_CARDS and sum(-(-v // n) for v in shards) > room:  # ceil each: a few steps
         n += 1
     return n if n <= MAX_CARDS else None
 
@@ -450,13 +460,13 @@ def cards_needed(inputs: Inputs, scale: Scale = Scale(),
     if found:
         raise CalcError(found)
     est, components = single_card(inputs, scale.objective)
-    layouts = {s: (layout(inputs, est, components, s, scale.offload, False),
-                   layout(inputs, est, components, s, scale.offload, True))
-               for s in STRATEGIES if supports(s, scale.offload)}
+    sums = {s.value: _sums(layout(inputs, est, components, s, scale.offload, False),
+                           layout(inputs, est, components, s, scale.offload, True))
+            for s in STRATEGIES if supports(s, scale.offload)}
     out: dict[str, dict[str, int | None]] = {}
     for g in gpus:
         usable, unified = usable_bytes(g), g.kind is GpuKind.UNIFIED
-        out[g.id] = {s.value: fewest(l1, ln, usable, unified) for s, (l1, ln) in layouts.items()}
+        out[g.id] = {s: _fewest(v, usable, unified) for s, v in sums.items()}
     return out
 
 
