@@ -122,8 +122,9 @@ def report(r: dict, out: Path) -> None:
             "and layout passes over the whole page (its palette and scroll observers) at the "
             "mobile preset's 4 x CPU slowdown. The guide's tables are laid out only near the "
             "viewport (site.css, content-visibility; the accuracy page went from 74-79 to "
-            "96-100); calculator pages keep a form and results of about 1,500 elements in view, "
-            "and start the worker, which competes with the main thread for two cores "
+            "96-100), and so are the calculator's results tables (calc.css); a calculator page "
+            "still lays out its form (about 450 elements, 600 on fa) and the results' summary, "
+            "and starts the worker, which competes with the main thread for two cores "
             "(bench/ideas.md).")
     if not (ratio_cold < 1 and ratio_warm < 1) or ratio_cold > T_READY_RATIO:
         why.append("Python ready: see section 1-2 for the spread of the repetitions.")

@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 import pytest
 
 from browser_helpers import (Held, LOCALES, Watch, assert_figures, expected_calculator, figures, root,
-                             wait_idle, wait_ready)
+                             set_form, wait_idle, wait_ready)
 from calc.fmt import fmt
 from calc.html import local_digits
 from calc.fields import parse
@@ -263,6 +263,61 @@ def test_accuracy_tables_laid_out_late_become_keyboard_regions_in_view(layout_co
         wrap.focus()
         assert page.evaluate("document.activeElement.matches('.md-typeset__scrollwrap')")
         watch.check()
+    finally:
+        page.close()
+
+
+#: The results' fit table: its box's content-visibility, whether its first body cell is rendered
+#: (a box that content-visibility: auto skips renders none of its content), the box's height and
+#: each figure's text as rendered (innerText: only what is laid out).
+FIT_TABLE = """(sel) => {
+  const wrap = document.querySelector(sel);
+  const cell = wrap.querySelector('tbody td');
+  const shown = {};
+  for (const el of wrap.querySelectorAll('[data-calc]')) {
+    shown[el.getAttribute('data-calc')] = el.innerText;
+  }
+  return [getComputedStyle(wrap).contentVisibility,
+          cell.checkVisibility({ contentVisibilityAuto: true }),
+          wrap.getBoundingClientRect().height, shown];
+}"""
+FIT_WRAP = "[data-calc-results] .calc-table-wrap:has(.calc-gpus)"
+
+
+@pytest.mark.parametrize("locale", ["en", "fa"])
+def test_results_tables_are_rendered_only_in_view_with_the_figures_of_python(
+        layout_context, calc_site, locale):
+    """The results' tables are rendered only near the viewport (calc.css: each edit replaces
+    the results region, and its fit tables, below the summary, are most of its elements). On a
+    phone at the top of the page the fit table is skipped, also after an edit; scrolled into
+    view it is rendered at its own height (not the placeholder's), showing the figures calc
+    computes in CPython for the edited form."""
+    page = layout_context.new_page()
+    page.set_viewport_size(PHONE)
+    try:
+        page.goto(calc_site.page_url(locale, "calculator"))
+        wait_ready(page, "calculator")
+        visibility, rendered, _, _ = page.evaluate(FIT_TABLE, FIT_WRAP)
+        assert (visibility, rendered) == ("auto", False)
+        query = {"model": "llama-3.1-70b", "method": "full", "seq": "3072"}
+        set_form(page, "calculator", query)
+        page.evaluate("window.scrollTo(0, 0)")
+        assert page.evaluate(FIT_TABLE, FIT_WRAP)[1] is False
+        page.locator(FIT_WRAP).scroll_into_view_if_needed()
+        for _ in range(50):  # rendered at the next frame (the policy allows no wait_for_function)
+            _, rendered, height, shown = page.evaluate(FIT_TABLE, FIT_WRAP)
+            if rendered:
+                break
+            page.wait_for_timeout(100)
+        assert rendered
+        assert height != 600  # calc.css's placeholder (contain-intrinsic-size)
+        expected = expected_calculator(query, locale)
+        cards = [name for name in shown if name.startswith("cards.")]
+        assert cards and any(expected[n][1] not in ("1", "none") for n in cards)  # an edit's own
+        for name, text in shown.items():
+            if expected[name][2] is not None:
+                assert text.strip() == expected[name][2], (name, text)
+        assert_figures(figures(page, "calculator"), expected)
     finally:
         page.close()
 
