@@ -322,6 +322,28 @@ def test_results_tables_are_rendered_only_in_view_with_the_figures_of_python(
         page.close()
 
 
+def test_persian_pages_name_fonts_with_persian_letters_first(layout_context, calc_site):
+    """site.css puts fonts that have Persian letters before Material's system stack on fa
+    pages (the browser otherwise searched its fallback fonts for every run of Persian text
+    while laying the page out); the other locales keep Material's stack."""
+    page = layout_context.new_page()
+    try:
+        families = {}
+        for locale in ("fa", "en"):
+            page.goto(calc_site.page_url(locale, "how-it-works"))
+            page.wait_for_load_state("load")
+            families[locale] = page.evaluate(
+                "[getComputedStyle(document.body).fontFamily,"
+                " getComputedStyle(document.querySelector('.md-typeset p')).fontFamily]")
+        for family in families["fa"]:
+            assert family.startswith('"Segoe UI", Tahoma, "Noto Sans Arabic"'), family
+            assert family.endswith("sans-serif"), family  # Material's stack after them
+        for family in families["en"]:
+            assert "Tahoma" not in family and "sans-serif" in family, family
+    finally:
+        page.close()
+
+
 #: A reader's palette switch, clicked as a reader would (the visible toggle), timed in the page:
 #: a link's transition before it, during the click's own task and once two frames are drawn,
 #: and the transitions the switch started.
