@@ -11,8 +11,8 @@ It only wires mkdocs' events to the build's concerns, one module each under `sit
   the 404 page per locale.
 - `search`: one search index per locale, Persian words in lunr.
 - `runtime`: Pyodide, the calc wheel and the memory snapshot the calculators run on.
-- `palette`: the theme's palette stylesheet without the rule that restyles every element on
-  each page load.
+- `palette`: the theme's palette stylesheet and script without what restyled every element on
+  each page load (a universal rule, a color-scheme meta written unchanged).
 - `hosting`: what a real host needs beside the pages (policies for nginx and `_headers`,
   precompressed Brotli and gzip files).
 
@@ -89,11 +89,12 @@ def on_post_template(output_content, template_name, config):
     return pages.finish_404(output_content, config)
 
 
-# Every language build: Persian words in lunr and the palette stylesheet's patch (the theme's
-# assets were copied again), then, after the default language's, the runtime.
+# Every language build: Persian words in lunr and the palette's patches (the theme's assets
+# were copied again), then, after the default language's, the runtime.
 def _ship(config):
     search.patch_lunr_persian(Path(config.site_dir))
     palette.patch_palette_css(Path(config.site_dir))
+    palette.patch_palette_js(Path(config.site_dir))
     runtime.ship_runtime(config)
 
 

@@ -118,9 +118,9 @@ def report(r: dict, out: Path) -> None:
         why.append(
             "Lighthouse performance: below the target: " + ", ".join(short) + " (each page's "
             "three runs are in section 6; a page's runs differ by up to 9 points here). What "
-            "Lighthouse takes off is total blocking time: Material's own start-up forces style "
-            "and layout passes over the whole page (its palette and scroll observers) at the "
-            "mobile preset's 4 x CPU slowdown. The guide's tables are laid out only near the "
+            "Lighthouse takes off is total blocking time: Material's own start-up and its scroll "
+            "observers lay the whole page out at the mobile preset's 4 x CPU slowdown (its "
+            "palette's whole-page style passes are patched out: site_build/palette.py). The guide's tables are laid out only near the "
             "viewport (site.css, content-visibility; the accuracy page went from 74-79 to "
             "96-100), and so are the calculator's results tables (calc.css); a calculator page "
             "still lays out its form (about 450 elements, 600 on fa) and the results' summary, "

@@ -386,3 +386,37 @@ def test_a_palette_switch_starts_no_transition(browser, calc_site, locale):
                                " && !document.body.hasAttribute('data-site-switching')")
     finally:
         context.close()
+
+
+#: The page's color-scheme metas in <head> (content), and the body's palette.
+SCHEME_METAS = """() => [
+  [...document.head.querySelectorAll('meta[name=color-scheme]')].map((m) => m.content),
+  document.body.getAttribute('data-md-color-scheme')]"""
+
+
+@pytest.mark.parametrize("preference", ["light", "dark"])
+def test_the_pages_color_scheme_meta_follows_the_palette(browser, calc_site, preference):
+    """Material's palette script writes into the page's own color-scheme meta (the build's
+    patch, site_build/palette.py) instead of appending one: one meta, `light` or `dark` as
+    the palette Material applied (the reader's system preference on a first visit), after a
+    switch, and after a reload, which keeps the reader's choice."""
+    context = browser.new_context(color_scheme=preference)
+    scheme = {"default": "light", "slate": "dark"}  # Material's palette CSS: color-scheme
+    try:
+        page = context.new_page()
+        page.goto(calc_site.page_url("ru", "faq"))
+        page.wait_for_load_state("load")
+        page.wait_for_timeout(100)
+        metas, palette_name = page.evaluate(SCHEME_METAS)
+        assert palette_name == ("slate" if preference == "dark" else "default")
+        assert metas == [scheme[palette_name]]
+        page.locator("form[data-md-component='palette'] label:not([hidden])").click()
+        page.wait_for_timeout(100)
+        metas, switched = page.evaluate(SCHEME_METAS)
+        assert switched != palette_name and metas == [scheme[switched]]
+        page.reload()
+        page.wait_for_load_state("load")
+        page.wait_for_timeout(100)
+        assert page.evaluate(SCHEME_METAS) == [[scheme[switched]], switched]
+    finally:
+        context.close()

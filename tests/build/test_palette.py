@@ -70,3 +70,59 @@ def test_every_page_with_the_toggle_has_the_switch_script(site_pages):
         html = page.path.read_text(encoding="utf-8")
         if 'data-md-component="palette"' in html:
             assert 'setAttribute("data-site-switching"' in html, rel
+
+
+#: Material 9.8.2's palette component as its minified bundle has it (src/templates/assets/
+#: javascripts/components/palette/index.ts: `h("meta", { name: "color-scheme" })` appended to
+#: <head>, then `meta.content = getComputedStyle(header).colorScheme` for each palette), written
+#: out here, not taken from palette.py.
+MATERIAL_META = ('let o=x("meta",{name:"color-scheme"});document.head.appendChild(o);'
+                 "let n=Wt();")
+MATERIAL_SET = "i.pipe(m(()=>{let s=Ce(\"header\"),a=window.getComputedStyle(s);" \
+               "return o.content=a.colorScheme,a.backgroundColor}))"
+
+
+def _bundle(tmp_path: Path, text: str) -> Path:
+    d = tmp_path / "assets" / "javascripts"
+    d.mkdir(parents=True)
+    path = d / "bundle.0123abcd.min.js"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_the_bundle_takes_the_pages_meta_and_writes_only_a_change(tmp_path):
+    path = _bundle(tmp_path, "a();" + MATERIAL_META + "b();" + MATERIAL_SET + "c();")
+    palette.patch_palette_js(tmp_path)
+    after = path.read_text(encoding="utf-8")
+    assert 'document.head.appendChild(o);' not in after
+    assert ('let o=document.querySelector("meta[data-site-color-scheme]")'
+            '||document.head.appendChild(x("meta",{name:"color-scheme"}));let n=Wt();') in after
+    assert "return o.content!==a.colorScheme&&(o.content=a.colorScheme),a.backgroundColor" in after
+    assert after.startswith("a();") and after.endswith("c();")
+    palette.patch_palette_js(tmp_path)  # the next language build: nothing more
+    assert path.read_text(encoding="utf-8") == after
+
+
+@pytest.mark.parametrize("text", [
+    "a();",  # a theme without the component's code
+    MATERIAL_META,  # only half of it
+    MATERIAL_META + MATERIAL_SET.replace("colorScheme", "colorScheme||'light'"),  # changed
+    MATERIAL_META + MATERIAL_META + MATERIAL_SET,  # twice
+])
+def test_a_bundle_not_as_expected_fails_the_build(tmp_path, text):
+    _bundle(tmp_path, text)
+    with pytest.raises(PluginError, match="color-scheme"):
+        palette.patch_palette_js(tmp_path)
+
+
+def test_every_page_has_the_meta_the_bundle_writes(built_site, site_pages):
+    bundles = list((built_site / "assets" / "javascripts").glob("bundle.*.min.js"))
+    assert len(bundles) == 1
+    text = bundles[0].read_text(encoding="utf-8")
+    assert 'querySelector("meta[data-site-color-scheme]")' in text
+    assert "o.content!==a.colorScheme" in text
+    for rel, page in site_pages.items():
+        html = page.path.read_text(encoding="utf-8")
+        head = html[:html.index("</head>")]
+        metas = re.findall(r'<meta name="color-scheme"[^>]*>', head)
+        assert metas == ['<meta name="color-scheme" content="light" data-site-color-scheme>'], rel
