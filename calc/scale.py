@@ -27,8 +27,8 @@ its flat partitions to equal sizes, `stage_1_and_2.py` / `stage3.py`).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from enum import Enum
+from functools import lru_cache
 from typing import TYPE_CHECKING, Mapping
 
 from .engine import (BF16_BYTES, FP32_BYTES, MAX_CARDS, Estimate, Inputs, estimate,
