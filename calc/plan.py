@@ -31,7 +31,7 @@ from .errors import CalcError
 from .fields import Collector, Query, _Bad, read_cards, read_count, read_decimal, read_text, \
     read_positive_decimal
 from .flops import TrainFlops, train_flops, utilisation
-from .scale import Scale, cards_needed, fewest, layout, single_card, supports
+from .scale import Scale, cards_needed, fewest, layout, single_card, sums, supports
 from .types import GpuKind, Method
 
 __all__ = ["PLAN_FIELDS", "PlanInputs", "CardPlan", "Plan", "MaxFit", "parse_plan", "plan",
@@ -251,7 +251,7 @@ def fewest_cards(inputs: Inputs, gpu_id: str, scale: Scale = Scale()) -> int | N
     est, components = single_card(inputs, scale.objective)
     one = layout(inputs, est, components, scale.sharding, scale.offload, False)
     many = layout(inputs, est, components, scale.sharding, scale.offload, True)
-    return fewest(one, many, usable_bytes(g), g.kind is GpuKind.UNIFIED)
+    return fewest(sums(one, many), usable_bytes(g), g.kind is GpuKind.UNIFIED)
 
 
 def fits_cards(inputs: Inputs, gpu_id: str, cards: int = 1, scale: Scale | None = None) -> bool:

@@ -283,8 +283,7 @@ def _dpo(inputs: Inputs) -> tuple[Estimate, tuple[tuple[str, int], ...]]:
 @lru_cache(maxsize=64)
 def single_card(inputs: Inputs, objective: Objective = Objective.SFT
                 ) -> tuple[Estimate, tuple[tuple[str, int], ...]]:
-    """The estimate and the components of one card holding everything, for the objective
-    (memoized, both immutable: an edit asks for the same one in the totals and the fit table)."""
+    """The estimate and components of one card holding everything, for the objective (memoized)."""
     if objective is Objective.DPO:
         return _dpo(inputs)
     est = estimate(inputs)
@@ -419,24 +418,18 @@ def scaled(inputs: Inputs, scale: Scale = Scale()) -> ScaledEstimate:
 # --- the fit table --------------------------------------------------------------------------
 
 
-def fewest(lay1: Layout, layn: Layout, usable: int, unified: bool) -> int | None:
-    """Fewest n with the per-GPU total within `usable`, or None (beyond MAX_CARDS, or state
-    that never shards under this strategy)."""
-    return _fewest(_sums(lay1, layn), usable, unified)
-
-
-def _sums(lay1: Layout, layn: Layout) -> tuple[int, int, tuple[int, ...]]:
-    """What fewest() reads, summed once: one card's total, the whole part of n >= 2 cards and
-    the sharded components (the fit table asks for every card kind of the catalog)."""
+def sums(lay1: Layout, layn: Layout) -> tuple[int, int, tuple[int, ...]]:
+    """fewest()'s input, summed once: one card's total, n cards' whole part, the sharded parts."""
     return lay1.per_gpu(1), sum(v for _, v in layn.whole), tuple(v for _, v in layn.sharded)
 
 
-def _fewest(sums: tuple[int, int, tuple[int, ...]], usable: int, unified: bool) -> int | None:
-    one, whole, shards = sums
+def fewest(summed: tuple[int, int, tuple[int, ...]], usable: int, unified: bool) -> int | None:
+    """Fewest n with the per-GPU total within `usable`, or None (beyond MAX_CARDS, or state
+    that never shards under this strategy); `summed`: sums() of the strategy's two layouts."""
+    one, whole, shards = summed
     if one <= usable:
         return 1
-    room = usable - whole
-    total = sum(shards)
+    room, total = usable - whole, sum(shards)
     if unified or room <= 0 or total == 0:  # unified: one machine, no sharding across laptops
         return None  # room == 0 or nothing divides: more cards hold no less than one does
     n = max(2, -(-total // room))
@@ -460,14 +453,11 @@ def cards_needed(inputs: Inputs, scale: Scale = Scale(),
     if found:
         raise CalcError(found)
     est, components = single_card(inputs, scale.objective)
-    sums = {s.value: _sums(layout(inputs, est, components, s, scale.offload, False),
-                           layout(inputs, est, components, s, scale.offload, True))
-            for s in STRATEGIES if supports(s, scale.offload)}
-    out: dict[str, dict[str, int | None]] = {}
-    for g in gpus:
-        usable, unified = usable_bytes(g), g.kind is GpuKind.UNIFIED
-        out[g.id] = {s: _fewest(v, usable, unified) for s, v in sums.items()}
-    return out
+    by = {s.value: sums(layout(inputs, est, components, s, scale.offload, False),
+                        layout(inputs, est, components, s, scale.offload, True))
+          for s in STRATEGIES if supports(s, scale.offload)}
+    return {g.id: {s: fewest(v, usable_bytes(g), g.kind is GpuKind.UNIFIED)
+                   for s, v in by.items()} for g in gpus}
 
 
 # --- the fields -----------------------------------------------------------------------------

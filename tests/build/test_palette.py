@@ -18,12 +18,16 @@ MATERIAL_RULE = ("[data-md-color-switching] *,[data-md-color-switching] :after,"
                  "[data-md-color-switching] :before{transition-duration:0s!important}")
 
 
-def _sheet(tmp_path: Path, text: str) -> Path:
-    d = tmp_path / "assets" / "stylesheets"
+def _asset(tmp_path: Path, folder: str, name: str, text: str) -> Path:
+    d = tmp_path / "assets" / folder
     d.mkdir(parents=True)
-    path = d / "palette.0123abcd.min.css"
+    path = d / name
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def _sheet(tmp_path: Path, text: str) -> Path:
+    return _asset(tmp_path, "stylesheets", "palette.0123abcd.min.css", text)
 
 
 def test_the_rule_is_removed_once_and_the_rest_kept(tmp_path):
@@ -83,11 +87,7 @@ MATERIAL_SET = "i.pipe(m(()=>{let s=Ce(\"header\"),a=window.getComputedStyle(s);
 
 
 def _bundle(tmp_path: Path, text: str) -> Path:
-    d = tmp_path / "assets" / "javascripts"
-    d.mkdir(parents=True)
-    path = d / "bundle.0123abcd.min.js"
-    path.write_text(text, encoding="utf-8")
-    return path
+    return _asset(tmp_path, "javascripts", "bundle.0123abcd.min.js", text)
 
 
 def test_the_bundle_takes_the_pages_meta_and_writes_only_a_change(tmp_path):
