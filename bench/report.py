@@ -101,6 +101,11 @@ def report(r: dict, out: Path) -> None:
         add(f"| Lighthouse {c} >= {T_LH[c]} on {len(r['lighthouse'])} pages | "
             f"min {min(vals) if vals else '-'}, median {median(vals) if vals else '-'} | "
             f"{yes(lh_ok[c])} |")
+    net_why: list[str] = []
+    if r.get("network"):
+        from network import target_rows
+        net_rows, net_why = target_rows(r["network"], ratio_cold)
+        lines.extend(net_rows)
     add("")
     why = []
     if p95 > T_P95_MS:
@@ -128,6 +133,7 @@ def report(r: dict, out: Path) -> None:
             "(bench/ideas.md).")
     if not (ratio_cold < 1 and ratio_warm < 1) or ratio_cold > T_READY_RATIO:
         why.append("Python ready: see section 1-2 for the spread of the repetitions.")
+    why += net_why
     if why:
         add("Where a target is not met, why:")
         add("")
