@@ -211,7 +211,8 @@ def target_rows(net: dict, loopback_ratio: float) -> tuple[list[str], list[str]]
         rows.append(f"| 1.6 Mbit/s: the calculator becomes live (cold and warm) | "
                     f"{len(live)}/{len(calc.get('cold', []) + calc.get('warm', []))} visits live, "
                     f"cold in {med(slow, 'calculator', 'live_ms') / 1000:.1f} s | {yes(ok)} |")
-    rows.append(f"| loopback, cold: ready <= {T_LOOPBACK_RATIO:.1f} x the bare boot (section 1-2) | "
+    rows.append(f"| loopback, cold: ready <= {T_LOOPBACK_RATIO:.1f} x the bare boot "
+                f"(section 1-2) | "
                 f"{loopback_ratio:.2f} x | {yes(loopback_ratio <= T_LOOPBACK_RATIO)} |")
     if loopback_ratio > T_LOOPBACK_RATIO:
         why.append(
