@@ -13,6 +13,7 @@ It only wires mkdocs' events to the build's concerns, one module each under `sit
 - `runtime`: Pyodide, the calc wheel and the memory snapshot the calculators run on.
 - `palette`: the theme's palette stylesheet and script without what restyled every element on
   each page load (a universal rule, a color-scheme meta written unchanged).
+- `switcher`: the theme's language switcher without its sitemap downloads on every page.
 - `hosting`: what a real host needs beside the pages (policies for nginx and `_headers`,
   precompressed Brotli and gzip files).
 
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from mkdocs.plugins import CombinedEvent, event_priority
 
-from site_build import hosting, macros, pages, palette, prose, runtime, search
+from site_build import hosting, macros, pages, palette, prose, runtime, search, switcher
 from site_build.common import site_locale
 from site_build.pages import not_found_heading  # noqa: F401 - tests/browser import it from here
 
@@ -89,12 +90,13 @@ def on_post_template(output_content, template_name, config):
     return pages.finish_404(output_content, config)
 
 
-# Every language build: Persian words in lunr and the palette's patches (the theme's assets
-# were copied again), then, after the default language's, the runtime.
+# Every language build: Persian words in lunr, the palette's patches and the language switcher's
+# (the theme's assets were copied again), then, after the default language's, the runtime.
 def _ship(config):
     search.patch_lunr_persian(Path(config.site_dir))
     palette.patch_palette_css(Path(config.site_dir))
     palette.patch_palette_js(Path(config.site_dir))
+    switcher.patch_switcher_js(Path(config.site_dir))
     runtime.ship_runtime(config)
 
 

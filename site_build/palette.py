@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .common import fail
+from .common import fail, patch_bundle
 
 __all__ = ["ATTR", "RULE", "MARK", "META_PATCHES", "patch_palette_css", "patch_palette_js"]
 
@@ -75,15 +75,4 @@ META_PATCHES = (
 def patch_palette_js(site_dir: Path) -> None:
     """Apply META_PATCHES to the theme's bundle, once; the build fails when the bundle is not
     there or holds Material's code other than exactly once (a new Material version)."""
-    found = sorted((site_dir / "assets" / "javascripts").glob("bundle.*.min.js"))
-    if len(found) != 1:
-        raise fail(f"expected one theme bundle, found {[p.name for p in found]}")
-    path = found[0]
-    text = path.read_text(encoding="utf-8")
-    if all(theirs not in text and text.count(ours) == 1 for theirs, ours in META_PATCHES):
-        return
-    for theirs, ours in META_PATCHES:
-        if text.count(theirs) != 1 or ours in text:
-            raise fail(f"{path.name}: Material's color-scheme meta code is not as expected")
-        text = text.replace(theirs, ours)
-    path.write_text(text, encoding="utf-8")
+    patch_bundle(site_dir, META_PATCHES, "color-scheme meta")

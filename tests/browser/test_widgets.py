@@ -294,6 +294,24 @@ def test_language_switch_keeps_the_calculation(open_page, calc_site):
     watch.check()
 
 
+def test_pages_fetch_no_sitemap_and_the_menu_still_switches(open_page):
+    """Material's switcher fetched sitemap.xml beside each of a page's five hreflang links on
+    every load (site_build/switcher.py takes it out); the language menu keeps working on a
+    guide page and keeps its anchor (lang-switch.js)."""
+    page, watch = open_page("tr", "how-it-works")
+    page.wait_for_load_state("load")
+    page.wait_for_timeout(500)  # Material's start-up subscriptions have run
+    names = page.evaluate("performance.getEntriesByType('resource').map(e => e.name)")
+    assert names and not [n for n in names if n.endswith("sitemap.xml")]
+    page.goto(page.url.split("#")[0] + "#top")
+    page.locator(".md-header .md-select").first.hover()
+    page.locator('.md-select a[hreflang="ru"]').first.click()
+    page.wait_for_url("**/ru/how-it-works/**")
+    assert urlsplit(page.url).path.endswith("/ru/how-it-works/")
+    assert urlsplit(page.url).fragment == "top"
+    watch.check()
+
+
 @pytest.mark.parametrize("locale", ["fa"])
 def test_bad_values_in_a_link(open_page, locale):
     bad = {"seq": "<img src=x onerror=alert(1)>", "method": "dpo", "batch": "4"}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from mkdocs.exceptions import PluginError
 
-from site_build import palette
+from site_build import palette, switcher
 
 #: Material's rule (its repository's src/templates/assets/stylesheets/palette/_scheme.scss:
 #: `[data-md-color-switching] *` and its ::before, ::after), as Material 9.8.2's minified
@@ -126,3 +126,35 @@ def test_every_page_has_the_meta_the_bundle_writes(built_site, site_pages):
         head = html[:html.index("</head>")]
         metas = re.findall(r'<meta name="color-scheme"[^>]*>', head)
         assert metas == ['<meta name="color-scheme" content="light" data-site-color-scheme>'], rel
+
+
+# --- the language switcher's sitemap downloads (site_build/switcher.py) ----------------------
+
+#: Material 9.8.2's bundle.ts `setupAlternateHijacking({ document$ })`, as its minified bundle
+#: has it, written out here.
+MATERIAL_HIJACK = "fo=new T;di({alert$:fo});ui({document$:ct});var uo=new T;"
+
+
+def test_the_bundle_no_longer_fetches_the_alternates_sitemaps(tmp_path):
+    path = _bundle(tmp_path, "function ui({document$:e}){}" + MATERIAL_HIJACK)
+    switcher.patch_switcher_js(tmp_path)
+    after = path.read_text(encoding="utf-8")
+    assert "ui({document$:ct})" not in after
+    assert after.startswith("function ui({document$:e}){}fo=new T;di({alert$:fo});")
+    assert after.endswith("var uo=new T;")
+    switcher.patch_switcher_js(tmp_path)  # the next language build: nothing more
+    assert path.read_text(encoding="utf-8") == after
+
+
+@pytest.mark.parametrize("text", ["a();", MATERIAL_HIJACK * 2, "ui({document$:ct,x:1});"])
+def test_a_bundle_without_the_call_fails_the_build(tmp_path, text):
+    _bundle(tmp_path, text)
+    with pytest.raises(PluginError, match="language switcher"):
+        switcher.patch_switcher_js(tmp_path)
+
+
+def test_the_built_bundle_calls_no_sitemap_hijack(built_site):
+    (bundle,) = (built_site / "assets" / "javascripts").glob("bundle.*.min.js")
+    text = bundle.read_text(encoding="utf-8")
+    assert "ui({document$:ct})" not in text
+    assert text.count("site_build/switcher.py") == 1
