@@ -136,9 +136,14 @@ def _profile_visits(browser, sites: dict[str, str], reps: int, log, name: str, o
                 f"{warm['bytes_before_live'] / 2**20:.1f} MB ({cold['state']}/{warm['state']})")
 
 
-def report_lines(net: dict) -> list[str]:
+def _median(visits: list[dict], key: str) -> float:
+    """The median of one figure over a profile's visits (NaN when there were none)."""
     import statistics
 
+    return statistics.median(v[key] for v in visits) if visits else float("nan")
+
+
+def report_lines(net: dict) -> list[str]:
     lines = ["## 7. Throttled networks", "",
              "The line emulated by the server (serve.py's `Line`: a round trip before every "
              "response, one more for each new connection, all bytes through one downlink of the "
@@ -160,43 +165,35 @@ def report_lines(net: dict) -> list[str]:
              "warm: bytes before live | cold live / bare |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
 
-    def med(visits, key):
-        return statistics.median(v[key] for v in visits) if visits else float("nan")
-
     for name, p in net.items():
         bare = p["kinds"].get("bare", {}).get("cold", [])
         for kind, v in p["kinds"].items():
-            ratio = med(v["cold"], "live_ms") / med(bare, "live_ms") if bare else float("nan")
+            ratio = (_median(v["cold"], "live_ms") / _median(bare, "live_ms") if bare
+                     else float("nan"))
             states = {x["state"] for x in v["cold"] + v["warm"]} - {"ready"}
             flag = f" ({', '.join(sorted(states))}!)" if states else ""
             lines.append(
-                f"| {name} | {kind}{flag} | {med(v['cold'], 'live_ms') / 1000:.1f} s | "
-                f"{med(v['cold'], 'bytes_before_live') / 2**20:.1f} MB | "
-                f"{med(v['warm'], 'live_ms') / 1000:.1f} s | "
-                f"{med(v['warm'], 'bytes_before_live') / 2**20:.2f} MB | {ratio:.2f} x |")
+                f"| {name} | {kind}{flag} | {_median(v['cold'], 'live_ms') / 1000:.1f} s | "
+                f"{_median(v['cold'], 'bytes_before_live') / 2**20:.1f} MB | "
+                f"{_median(v['warm'], 'live_ms') / 1000:.1f} s | "
+                f"{_median(v['warm'], 'bytes_before_live') / 2**20:.2f} MB | {ratio:.2f} x |")
     lines.append("")
     return lines
 
 
 def target_rows(net: dict, loopback_ratio: float) -> tuple[list[str], list[str]]:
     """Issue 18's targets as rows of BENCHMARKS.md's table, and why for each one not met."""
-    import statistics
+    from targets import T_LOOPBACK_RATIO, T_NET_BYTES, T_NET_LIVE_S, T_NET_RATIO, yes
 
-    from targets import T_LOOPBACK_RATIO, T_NET_BYTES, T_NET_LIVE_S, T_NET_RATIO
-
-    def yes(ok: bool) -> str:
-        return "met" if ok else "**not met**"
-
-    def med(p: dict, kind: str, key: str) -> float:
-        visits = p["kinds"].get(kind, {}).get("cold", [])
-        return statistics.median(v[key] for v in visits) if visits else float("nan")
+    def cold(p: dict, kind: str) -> list[dict]:
+        return p["kinds"].get(kind, {}).get("cold", [])
 
     rows, why = [], []
     fast, slow = net.get("fast 4G"), net.get("slow (1.6 Mbit/s)")
     if fast:
-        live = med(fast, "calculator", "live_ms") / 1000
-        ratio = live * 1000 / med(fast, "bare", "live_ms")
-        sent = med(fast, "calculator", "bytes_before_live")
+        live = _median(cold(fast, "calculator"), "live_ms") / 1000
+        ratio = live * 1000 / _median(cold(fast, "bare"), "live_ms")
+        sent = _median(cold(fast, "calculator"), "bytes_before_live")
         rows += [f"| fast 4G, cold: live <= {T_NET_LIVE_S:.0f} s (section 7) | {live:.1f} s | "
                  f"{yes(live <= T_NET_LIVE_S)} |",
                  f"| fast 4G, cold: live <= {T_NET_RATIO:.1f} x the bare boot on the same line | "
@@ -204,13 +201,13 @@ def target_rows(net: dict, loopback_ratio: float) -> tuple[list[str], list[str]]
                  f"| fast 4G, cold: <= {T_NET_BYTES / 1e6:.0f} MB transferred before live | "
                  f"{sent / 1e6:.2f} MB | {yes(sent <= T_NET_BYTES)} |"]
     if slow:
-        visits = [v for k in slow["kinds"].values() for v in k["cold"] + k["warm"]]
         calc = slow["kinds"].get("calculator", {})
-        live = [v for v in calc.get("cold", []) + calc.get("warm", []) if v["state"] == "ready"]
-        ok = bool(visits) and all(v["state"] == "ready" for v in visits)
+        visits = calc.get("cold", []) + calc.get("warm", [])
+        live = [v for v in visits if v["state"] == "ready"]
         rows.append(f"| 1.6 Mbit/s: the calculator becomes live (cold and warm) | "
-                    f"{len(live)}/{len(calc.get('cold', []) + calc.get('warm', []))} visits live, "
-                    f"cold in {med(slow, 'calculator', 'live_ms') / 1000:.1f} s | {yes(ok)} |")
+                    f"{len(live)}/{len(visits)} visits live, cold in "
+                    f"{_median(cold(slow, 'calculator'), 'live_ms') / 1000:.1f} s | "
+                    f"{yes(bool(visits) and len(live) == len(visits))} |")
     rows.append(f"| loopback, cold: ready <= {T_LOOPBACK_RATIO:.1f} x the bare boot "
                 f"(section 1-2) | "
                 f"{loopback_ratio:.2f} x | {yes(loopback_ratio <= T_LOOPBACK_RATIO)} |")

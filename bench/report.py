@@ -7,7 +7,7 @@ import statistics
 from pathlib import Path
 
 from targets import (BENCH, LH_CATEGORIES, LOCALES, PAGES, T_BUILD_S, T_GUIDE_BYTES, T_LH,
-                     T_P95_MS, T_READY_RATIO, WIDGET_PAGES)
+                     T_P95_MS, T_READY_RATIO, WIDGET_PAGES, yes)
 
 
 def median(xs: list[float]) -> float:
@@ -25,10 +25,6 @@ def pct(xs: list[float], p: float) -> float:
 
 def kb(n: float) -> str:
     return f"{n / 1024:,.0f} KB" if n < 10 * 2**20 else f"{n / 2**20:,.1f} MB"
-
-
-def yes(ok: bool) -> str:
-    return "met" if ok else "**not met**"
 
 
 def report(r: dict, out: Path) -> None:

@@ -15,7 +15,7 @@ from calc.i18n import LOCALES  # noqa: E402  (the site's locales)
 
 __all__ = ["ROOT", "BENCH", "LOCALES", "PAGES", "WIDGET_PAGES", "LIGHTHOUSE_PAGES",
            "LH_CATEGORIES", "T_READY_RATIO", "T_P95_MS", "T_GUIDE_BYTES", "T_BUILD_S", "T_LH",
-           "T_NET_LIVE_S", "T_NET_RATIO", "T_NET_BYTES", "T_LOOPBACK_RATIO"]
+           "T_NET_LIVE_S", "T_NET_RATIO", "T_NET_BYTES", "T_LOOPBACK_RATIO", "yes"]
 
 PAGES = ("", "how-it-works", "rule-of-thumb", "full-fine-tuning", "lora-qlora",
          "choosing-a-gpu", "calculator", "faq", "accuracy")
@@ -37,3 +37,8 @@ T_NET_LIVE_S = 6.0  # fast 4G, cold: live within 6 s
 T_NET_RATIO = 1.0  # fast 4G, cold: at most 1.0 x the bare boot on the same line
 T_NET_BYTES = 5_000_000  # fast 4G, cold: at most 5 MB transferred before live
 T_LOOPBACK_RATIO = 0.6  # loopback, cold: at most 0.6 x the bare boot
+
+
+def yes(ok: bool) -> str:
+    """A target's verdict as BENCHMARKS.md's tables write it."""
+    return "met" if ok else "**not met**"

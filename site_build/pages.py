@@ -188,8 +188,9 @@ def apply_csp(html_text: str) -> str:
 
 def write_page_sitemap(site_dir: Path, site_url: str, page_url: str,
                        alternates: list[tuple[str, str]]) -> None:
-    """Material's language switcher fetches `sitemap.xml` beside every hreflang alternate, i.e.
-    in each page's directory; give every page directory a valid sitemap of that page (with its
+    """Material's language switcher fetched `sitemap.xml` beside every hreflang alternate, i.e.
+    in each page's directory (the build's bundle no longer does: switcher.py; a bundle an older
+    visit cached still may); give every page directory a valid sitemap of that page (with its
     alternates) so that no request 404s. The site root keeps static-i18n's full sitemap."""
     base = site_url if site_url.endswith("/") else site_url + "/"
     if not page_url.startswith(base) or page_url == base:
