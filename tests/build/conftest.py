@@ -150,3 +150,16 @@ def parse_page(path: Path) -> Page:
 def site_pages(built_site: Path) -> dict[Path, Page]:
     """Every built HTML file, parsed (key: path relative to the site root)."""
     return {p.relative_to(built_site): parse_page(p) for p in sorted(built_site.rglob("*.html"))}
+
+
+@pytest.fixture
+def theme_asset(tmp_path: Path):
+    """Writes a file where a built site has the theme's assets: `(folder, name, text)` -> path
+    under `tmp_path/assets/folder` (the site_build patches look there)."""
+    def write(folder: str, name: str, text: str) -> Path:
+        d = tmp_path / "assets" / folder
+        d.mkdir(parents=True, exist_ok=True)
+        path = d / name
+        path.write_text(text, encoding="utf-8")
+        return path
+    return write

@@ -4,12 +4,11 @@ and the site's own rule for a reader's switch in its place (site.css, overrides/
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from mkdocs.exceptions import PluginError
 
-from site_build import palette, switcher
+from site_build import palette
 
 #: Material's rule (its repository's src/templates/assets/stylesheets/palette/_scheme.scss:
 #: `[data-md-color-switching] *` and its ::before, ::after), as Material 9.8.2's minified
@@ -18,21 +17,14 @@ MATERIAL_RULE = ("[data-md-color-switching] *,[data-md-color-switching] :after,"
                  "[data-md-color-switching] :before{transition-duration:0s!important}")
 
 
-def _asset(tmp_path: Path, folder: str, name: str, text: str) -> Path:
-    d = tmp_path / "assets" / folder
-    d.mkdir(parents=True)
-    path = d / name
-    path.write_text(text, encoding="utf-8")
-    return path
+@pytest.fixture
+def sheet(theme_asset):
+    return lambda text: theme_asset("stylesheets", "palette.0123abcd.min.css", text)
 
 
-def _sheet(tmp_path: Path, text: str) -> Path:
-    return _asset(tmp_path, "stylesheets", "palette.0123abcd.min.css", text)
-
-
-def test_the_rule_is_removed_once_and_the_rest_kept(tmp_path):
+def test_the_rule_is_removed_once_and_the_rest_kept(tmp_path, sheet):
     before = "a{color:red}@media screen{b{x:1}" + MATERIAL_RULE + "}c{y:2}"
-    path = _sheet(tmp_path, before)
+    path = sheet(before)
     palette.patch_palette_css(tmp_path)
     after = path.read_text(encoding="utf-8")
     assert "data-md-color-switching" not in after
@@ -46,8 +38,8 @@ def test_the_rule_is_removed_once_and_the_rest_kept(tmp_path):
     MATERIAL_RULE.replace("0s", "0ms"),  # a changed rule
     MATERIAL_RULE + "[data-md-color-switching] a{color:red}",  # another rule under it
 ])
-def test_a_theme_not_as_expected_fails_the_build(tmp_path, text):
-    _sheet(tmp_path, text)
+def test_a_theme_not_as_expected_fails_the_build(tmp_path, sheet, text):
+    sheet(text)
     with pytest.raises(PluginError, match="data-md-color-switching"):
         palette.patch_palette_css(tmp_path)
 
@@ -86,12 +78,13 @@ MATERIAL_SET = "i.pipe(m(()=>{let s=Ce(\"header\"),a=window.getComputedStyle(s);
                "return o.content=a.colorScheme,a.backgroundColor}))"
 
 
-def _bundle(tmp_path: Path, text: str) -> Path:
-    return _asset(tmp_path, "javascripts", "bundle.0123abcd.min.js", text)
+@pytest.fixture
+def bundle(theme_asset):
+    return lambda text: theme_asset("javascripts", "bundle.0123abcd.min.js", text)
 
 
-def test_the_bundle_takes_the_pages_meta_and_writes_only_a_change(tmp_path):
-    path = _bundle(tmp_path, "a();" + MATERIAL_META + "b();" + MATERIAL_SET + "c();")
+def test_the_bundle_takes_the_pages_meta_and_writes_only_a_change(tmp_path, bundle):
+    path = bundle("a();" + MATERIAL_META + "b();" + MATERIAL_SET + "c();")
     palette.patch_palette_js(tmp_path)
     after = path.read_text(encoding="utf-8")
     assert 'document.head.appendChild(o);' not in after
@@ -109,8 +102,8 @@ def test_the_bundle_takes_the_pages_meta_and_writes_only_a_change(tmp_path):
     MATERIAL_META + MATERIAL_SET.replace("colorScheme", "colorScheme||'light'"),  # changed
     MATERIAL_META + MATERIAL_META + MATERIAL_SET,  # twice
 ])
-def test_a_bundle_not_as_expected_fails_the_build(tmp_path, text):
-    _bundle(tmp_path, text)
+def test_a_bundle_not_as_expected_fails_the_build(tmp_path, bundle, text):
+    bundle(text)
     with pytest.raises(PluginError, match="color-scheme"):
         palette.patch_palette_js(tmp_path)
 
@@ -126,35 +119,3 @@ def test_every_page_has_the_meta_the_bundle_writes(built_site, site_pages):
         head = html[:html.index("</head>")]
         metas = re.findall(r'<meta name="color-scheme"[^>]*>', head)
         assert metas == ['<meta name="color-scheme" content="light" data-site-color-scheme>'], rel
-
-
-# --- the language switcher's sitemap downloads (site_build/switcher.py) ----------------------
-
-#: Material 9.8.2's bundle.ts `setupAlternateHijacking({ document$ })`, as its minified bundle
-#: has it, written out here.
-MATERIAL_HIJACK = "fo=new T;di({alert$:fo});ui({document$:ct});var uo=new T;"
-
-
-def test_the_bundle_no_longer_fetches_the_alternates_sitemaps(tmp_path):
-    path = _bundle(tmp_path, "function ui({document$:e}){}" + MATERIAL_HIJACK)
-    switcher.patch_switcher_js(tmp_path)
-    after = path.read_text(encoding="utf-8")
-    assert "ui({document$:ct})" not in after
-    assert after.startswith("function ui({document$:e}){}fo=new T;di({alert$:fo});")
-    assert after.endswith("var uo=new T;")
-    switcher.patch_switcher_js(tmp_path)  # the next language build: nothing more
-    assert path.read_text(encoding="utf-8") == after
-
-
-@pytest.mark.parametrize("text", ["a();", MATERIAL_HIJACK * 2, "ui({document$:ct,x:1});"])
-def test_a_bundle_without_the_call_fails_the_build(tmp_path, text):
-    _bundle(tmp_path, text)
-    with pytest.raises(PluginError, match="language switcher"):
-        switcher.patch_switcher_js(tmp_path)
-
-
-def test_the_built_bundle_calls_no_sitemap_hijack(built_site):
-    (bundle,) = (built_site / "assets" / "javascripts").glob("bundle.*.min.js")
-    text = bundle.read_text(encoding="utf-8")
-    assert "ui({document$:ct})" not in text
-    assert text.count("site_build/switcher.py") == 1
