@@ -46,8 +46,8 @@ def report(r: dict, out: Path) -> None:
     add(f"- Load average (1 min): {load.get('start', 0):.1f} when the run started, "
         f"{load.get('browser', 0):.1f} before the boot measurements, "
         f"{load.get('boot_end', 0):.1f} after them, {load.get('latency_end', 0):.1f} after the "
-        f"edit latencies, {load.get('lighthouse', 0):.1f} after Lighthouse (2 cores: above 2, "
-        "other work was sharing the machine)")
+        f"edit latencies, {load.get('lighthouse', 0):.1f} after Lighthouse (2 cores; the load "
+        "counts the bench's own browser, server and Lighthouse too)")
     add("- Server: `serve.py` on loopback (127.0.0.1), HTTP/1.1 keep-alive, gzip for text types, "
         "`.wasm` and the snapshot, ETag and "
         "304 on revalidation, `Cache-Control: no-cache`; no network throttling (Lighthouse "
