@@ -1,7 +1,8 @@
 """The service worker (/sw.js, docs/assets/calc/sw.js as the build writes it): registered once
-Python is ready, a second visit's runtime comes from its cache, an offline reload still gets a
-live calculator with calc's figures, and a new build replaces the caches. Each test in a
-fresh browser context (its own service workers and caches)."""
+Python is ready and the reader has stopped editing, a second visit's runtime comes from its
+cache, an offline reload still gets a live calculator with calc's figures, and a new build
+replaces the caches. Each test in a fresh browser context (its own service workers and
+caches)."""
 
 from __future__ import annotations
 
@@ -109,6 +110,32 @@ def test_second_visit_from_the_cache_and_offline(browser, calc_site):
         with pytest.raises(Exception):
             other.goto(calc_site.page_url("fa", "calculator"))
         other.close()
+    finally:
+        context.close()
+
+
+#: docs/assets/calc/offline.js QUIET_MS: the worker waits for this long without a request.
+QUIET_MS = 3000
+
+
+def test_registered_only_once_the_reader_stops_editing(browser, calc_site):
+    # Its install copies the runtime into its cache, which slowed the edits right after ready
+    # (bench/ideas.md): while the reader keeps editing, no worker; after a pause, the worker.
+    context = browser.new_context()
+    registrations = "navigator.serviceWorker.getRegistrations().then(r => r.length)"
+    try:
+        page = context.new_page()
+        page.goto(calc_site.page_url("en", "calculator"))
+        wait_ready(page, "calculator")
+        t0 = page.evaluate("performance.now()")
+        for seq in range(1024, 1024 + 6 * 64, 64):  # one edit a second, twice QUIET_MS in all
+            set_form(page, "calculator", {"seq": str(seq)}, reset=False)
+            page.wait_for_timeout(1000)
+            assert page.evaluate(registrations) == 0, seq
+        assert page.evaluate("performance.now()") - t0 >= 2 * QUIET_MS
+        assert context.service_workers == []
+        assert _activated(page) == calc_site.url + "sw.js"  # the pause after the last edit
+        assert page.evaluate(registrations) == 1
     finally:
         context.close()
 

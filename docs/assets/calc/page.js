@@ -56,8 +56,8 @@ function start(roots) {
   let ready = false;
   let failed = false;
   let worker;
-
   let watchdog = null;
+  let quiet = null; // offline.js whenQuiet()'s poke, once Python is ready
   // Read each time: a test may shorten it once the calculator is up.
   const limit = () => Number(roots[0].dataset.timeoutMs) || TIMEOUT_MS;
 
@@ -86,6 +86,7 @@ function start(roots) {
     w.root.dataset.busy = "true";
     worker.postMessage(messages.request(id, w.name, query, w.locale));
     watch();
+    quiet?.(); // the service worker waits for a quiet moment (./offline.js)
   };
 
   for (const w of widgets) {
@@ -148,7 +149,7 @@ function start(roots) {
           w.setState("ready");
           w.request(true);
         }
-        import("./offline.js").then((m) => m.register(), () => {}); // the service worker
+        import("./offline.js").then((m) => (quiet = m.whenQuiet()), () => {}); // service worker
       }
     } else if (message.type === TYPE.ERROR) {
       fail(message.cause === CAUSE.NETWORK ? "network" : "error");
