@@ -3,7 +3,7 @@
 latency, the variants interleaved in one run (how bench/ideas.md's figures were measured).
 
     .venv/bin/python bench/ab.py NAME=SITE_DIR NAME=SITE_DIR ... [--reps 5] [--edits 0]
-        [--page calculator] [--bare]
+        [--page calculator] [--locale en] [--bare]
 
 Each site (a `mkdocs build` output, possibly edited by hand to make a variant) is served by
 serve.py on its own loopback port; every repetition visits each variant in turn (the order
@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--edits", type=int, default=0, help="timed edits per variant and rep")
     ap.add_argument("--page", default="calculator")
+    ap.add_argument("--locale", default="en", help="the edits' page's locale")
     ap.add_argument("--bare", action="store_true")
     args = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
                 r["lcp"].append(cold["lcp"] or 0)
                 if args.edits and n != "bare":
                     base = urls[n].rsplit("/", 2)[0] + "/"
-                    lat = bench.edit_latency(browser, base, args.edits, "en")
+                    lat = bench.edit_latency(browser, base, args.edits, args.locale)
                     r["dom"] += lat["dom"]
                     r["frame"] += lat["frame"]
             print(f"rep {rep + 1}: " + ", ".join(

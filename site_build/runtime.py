@@ -219,6 +219,7 @@ SW_PLACEHOLDER = 'const BUILD = { id: "dev", runtime: [], scripts: [] }; // repl
 #: The calculator's own files, cached by the service worker for offline use (served from the
 #: network while online, so a new page script is never held back).
 SW_SCRIPTS = ("assets/calc/page.js", "assets/calc/messages.js", "assets/calc/copy.js",
+              "assets/calc/patch.js",
               "assets/calc/boot.js",
               "assets/calc/offline.js",
               "assets/calc/worker.js", "assets/calc/worker-python.js", "assets/calc/net.js", "assets/calc/delta.mjs",

@@ -14,7 +14,7 @@
 //                                        root, results too): copies the text of element ID and
 //                                        says data-msg-KEY, KEY its data-calc-copied or
 //                                        "text-copied" (else "copied")
-//   [data-calc-results]                  results region (swapped on each result)
+//   [data-calc-results]                  results region (patched on each result: ./patch.js)
 // The root's data-busy is "true" while a recalculation is pending and "false" once the last
 // one is on the page (tests and benchmarks wait for it).
 //
@@ -41,6 +41,7 @@
 import * as messages from "./messages.js";
 import { copy } from "./copy.js";
 import { takeWorker } from "./boot.js";
+import { patch } from "./patch.js";
 
 const { TYPE, STAGE, CAUSE } = messages;
 const TIMEOUT_MS = 20000; // unless the widget root says otherwise (data-timeout-ms)
@@ -427,7 +428,7 @@ class Widget {
     // the page (the browser tests check they are the same): leave them, since replacing them
     // costs a style and layout pass of the whole page while it is still starting.
     if (!(init && !this.touched)) {
-      this.results.innerHTML = result.html; // Python's HTML: every value escaped by calc.render
+      patch(this.results, result.html); // Python's HTML: every value escaped by calc.render
     }
     this.markStale(false);
     for (const [name, text] of Object.entries(result.placeholders || {})) {

@@ -1,0 +1,91 @@
+"""The results region after an edit (docs/assets/calc/patch.js): exactly Python's markup, with
+only what changed touched, and the reader's open <details> left open.
+
+The expected markup is calc.render's, run here in CPython for the form's state as the page
+sends it, and serialized by the browser's own parser; the page's region must serialize the
+same after each edit of a sequence whose results differ in structure (rows, parts, notes).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from browser_helpers import root, set_form, wait_idle, wait_ready
+from calc.render import results_json
+
+# Each differs from the one before in the results' structure, not only in figures.
+SEQUENCE = [
+    {"method": "full"},
+    {"method": "qlora", "rank": "64", "seq": "4096", "batch": "2"},
+    {"model": "qwen2.5-0.5b", "method": "full", "optimizer": "adamw-8bit", "ckpt": "false"},
+    {"mode": "detailed", "method": "qlora", "flash": "false"},
+    {"method": "qlora", "framework": "litgpt", "targets": "qv", "ckpt": "false"},
+    {"framework": "torchtune", "loss": "fused", "unit": "GB"},
+    {},
+]
+
+# The form's state as page.js sends it (its formQuery): enabled named controls, a checked
+# radio's value, a checkbox as "true"/"false".
+FORM_JS = """(root) => {
+  const query = {};
+  for (const el of root.querySelector('[data-calc-form]').elements) {
+    if (!el.name || el.disabled) continue;
+    if (el.type === 'radio') { if (el.checked) query[el.name] = el.value; }
+    else if (el.type === 'checkbox') query[el.name] = el.checked ? 'true' : 'false';
+    else if (!['button', 'submit', 'reset'].includes(el.type)) query[el.name] = el.value;
+  }
+  return query;
+}"""
+
+# Python's HTML through the browser's parser into a copy of the region, compared node by node
+# (isEqualNode: the same elements, attributes and text; the order of an element's attributes
+# is not part of the document), with both serializations for the message.
+SAME_JS = """([root, html]) => {
+  const region = root.querySelector('[data-calc-results]');
+  const t = document.createElement('template');
+  t.innerHTML = html;
+  const copy = region.cloneNode(false);
+  copy.append(t.content);
+  return [region.isEqualNode(copy), region.innerHTML, copy.innerHTML];
+}"""
+
+
+@pytest.fixture(scope="module", params=["en", "fa"])
+def calculator(request, site_context, calc_site):
+    page = site_context.new_page()
+    page.goto(calc_site.page_url(request.param, "calculator"))
+    wait_ready(page, "calculator")
+    yield request.param, page
+    page.close()
+
+
+def test_each_edit_leaves_exactly_pythons_markup(calculator):
+    locale, page = calculator
+    for query in SEQUENCE:
+        set_form(page, "calculator", query)
+        form = root(page, "calculator").evaluate(FORM_JS)
+        expected = json.loads(results_json("calculator", json.dumps(form), locale))
+        assert expected["ok"], (query, expected["errors"])
+        same, got, want = page.evaluate(
+            SAME_JS, [root(page, "calculator").element_handle(), expected["html"]])
+        assert same, (query, got, want)
+
+
+def test_unchanged_nodes_stay_and_open_details_stay_open(calculator):
+    locale, page = calculator
+    set_form(page, "calculator", {})
+    results = root(page, "calculator").locator("[data-calc-results]")
+    # mark the first table's element object, and open the results' first <details>
+    results.evaluate("r => { r.querySelector('table').markedNode = true;"
+                     " r.querySelector('details').open = true; }")
+    before = results.evaluate("r => r.querySelector('[data-calc=\"total\"]').textContent")
+    field = root(page, "calculator").locator('[name="seq"]')
+    field.fill("3000")
+    wait_idle(page, "calculator")
+    after = results.evaluate("r => r.querySelector('[data-calc=\"total\"]').textContent")
+    assert after != before  # the figures did change
+    # the same element object (not a copy with the same markup): only what differed was set
+    assert results.evaluate("r => r.querySelector('table').markedNode === true")
+    assert results.evaluate("r => r.querySelector('details').open")
