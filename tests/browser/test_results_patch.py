@@ -74,7 +74,7 @@ def test_each_edit_leaves_exactly_pythons_markup(calculator):
 
 
 def test_unchanged_nodes_stay_and_open_details_stay_open(calculator):
-    locale, page = calculator
+    _, page = calculator
     set_form(page, "calculator", {})
     results = root(page, "calculator").locator("[data-calc-results]")
     # mark the first table's element object, and open the results' first <details>

@@ -7,11 +7,12 @@ caches)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
 
-from browser_helpers import (Watch, assert_figures, expected_calculator, figures, set_form,
+from browser_helpers import (ROOT, Watch, assert_figures, expected_calculator, figures, set_form,
                              wait_ready)
 from serve import serve_in_thread
 
@@ -115,7 +116,8 @@ def test_second_visit_from_the_cache_and_offline(browser, calc_site):
 
 
 #: docs/assets/calc/offline.js QUIET_MS: the worker waits for this long without a request.
-QUIET_MS = 3000
+QUIET_MS = int(re.search(r"^const QUIET_MS = (\d+);", (ROOT / "docs" / "assets" / "calc" /
+                         "offline.js").read_text(encoding="utf-8"), re.M).group(1))
 
 
 def test_registered_only_once_the_reader_stops_editing(browser, calc_site):
