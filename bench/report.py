@@ -143,9 +143,9 @@ def report(r: dict, out: Path) -> None:
                 + ", ".join(f"{k} {fcp[k] / 1000:.1f} s" for k in late)
                 + f" (the other pages {min(usual) / 1000:.1f}-{max(usual) / 1000:.1f} s). "
                 "Lighthouse counts every request with a render-blocking priority that ended "
-                "before the real first paint, the worker's Pyodide modules included: when the "
-                "real paint comes late on a loaded machine, the simulated one comes later too "
-                "(bench/ideas.md, row \"Lighthouse's simulated first paint\").")
+                "before the real first paint (the page's scripts, the worker's first files): "
+                "when the real paint comes late on a loaded machine, the simulated one comes "
+                "later too (bench/ideas.md, row \"Lighthouse's simulated first paint\").")
     if not (ratio_cold < 1 and ratio_warm < 1) or ratio_cold > T_READY_RATIO:
         why.append("Python ready: see section 1-2 for the spread of the repetitions.")
     why += net_why

@@ -1,7 +1,7 @@
 """The worker started from the page's <head> (docs/assets/calc/early.js, inline there, and
-boot.js): its downloads begin before the page's styles and scripts have arrived, Python starts
-only once page.js has taken it over, and without the early script page.js starts the worker
-itself. The figures are calc's."""
+boot.js): its downloads begin before the page's styles and scripts have arrived, Pyodide's
+modules are imported and Python starts only once page.js has taken it over, and without the
+early script page.js starts the worker itself. The figures are calc's."""
 
 from __future__ import annotations
 
@@ -53,6 +53,16 @@ def test_the_runtime_downloads_start_before_the_page_script_runs(browser, calc_s
             page.wait_for_timeout(100)
         assert held.routes, "page.js was never asked for"
         assert wasm() and any(u.endswith("/assets/calc/manifest.json") for u in watch.requests)
+        # Pyodide's modules (1.2 MB of JavaScript to parse) wait for the handover: the worker
+        # has run its own code (its last static import asked for) and a second has passed
+        mine = lambda name: any(u.endswith(name) for u in watch.requests)
+        for _ in range(300):
+            if mine("/assets/calc/delta.mjs"):
+                break
+            page.wait_for_timeout(100)
+        page.wait_for_timeout(1000)
+        assert mine("/assets/calc/delta.mjs")
+        assert not mine("/assets/pyodide/pyodide.asm.mjs") and not mine("/assets/pyodide/pyodide.mjs")
         assert page.locator('[data-calc-widget="calculator"]').get_attribute("data-state") == "loading"
         held.release()
         wait_ready(page, "calculator")

@@ -6,9 +6,10 @@
 // On a slow line the page's own styles and scripts take seconds before page.js runs (each
 // round trip counts), and the worker's downloads would only start then. ./early.js starts the
 // worker from <head> instead, in its "early" mode (messages.earlyName): it fetches the
-// manifest, the .wasm and the runtime's modules, and chooses its boot path, but starts Python
-// (CPU work that would compete with the page's first paint) only when page.js takes it over
-// (messages.start()). Messages it sends before that are kept and handed over in order.
+// manifest and the .wasm, and chooses its boot path, but imports Pyodide's modules and starts
+// Python (CPU work that would compete with the page's first paint and start-up) only when
+// page.js takes it over (messages.start()). Messages it sends before that are kept and handed
+// over in order.
 
 import * as messages from "./messages.js";
 
