@@ -89,3 +89,45 @@ def test_unchanged_nodes_stay_and_open_details_stay_open(calculator):
     # the same element object (not a copy with the same markup): only what differed was set
     assert results.evaluate("r => r.querySelector('table').markedNode === true")
     assert results.evaluate("r => r.querySelector('details').open")
+
+
+# Records every change of the form's markup from now on (the page's own writes after an edit).
+WATCH_FORM_JS = """(root) => {
+  const form = root.querySelector('[data-calc-form]');
+  window.formWrites = [];
+  new MutationObserver((records) => {
+    for (const r of records) {
+      // the theme's focus marks on the field being typed in are not the page's writes
+      if (['class', 'data-focus-visible-added'].includes(r.attributeName)) continue;
+      window.formWrites.push(`${r.type} ${r.attributeName || ''} ${r.target.id || r.target.nodeName}`);
+    }
+  }).observe(form, { attributes: true, childList: true, subtree: true, characterData: true });
+}"""
+
+
+def test_an_edit_without_errors_writes_nothing_into_the_form(calculator):
+    """The error slots, their controls' aria attributes and the dependent fields are written
+    only when they change: an edit that adds or clears no error leaves the form's markup as it
+    was, and an error shown and then cleared leaves the control as it was at first."""
+    _, page = calculator
+    set_form(page, "calculator", {})
+    widget = root(page, "calculator")
+    seq = widget.locator('[name="seq"]')
+    first = seq.evaluate("el => [el.getAttribute('aria-describedby'), el.getAttribute('aria-invalid')]")
+    widget.evaluate(WATCH_FORM_JS)
+    for value in ("3000", "3072", "4096"):
+        seq.fill(value)
+        wait_idle(page, "calculator")
+    writes = page.evaluate("window.formWrites")
+    assert writes == [], sorted(set(writes))
+    # an error, then none: the slot shows and hides, the control's attributes come back
+    seq.fill("-5")
+    wait_idle(page, "calculator")
+    slot = widget.locator('[data-calc-error-for="seq"]')
+    assert slot.is_visible() and slot.text_content().strip()
+    assert seq.get_attribute("aria-invalid") == "true"
+    assert seq.get_attribute("aria-describedby").split()[0] == slot.get_attribute("id")
+    seq.fill("2048")
+    wait_idle(page, "calculator")
+    assert slot.is_hidden() and slot.text_content() == ""
+    assert seq.evaluate("el => [el.getAttribute('aria-describedby'), el.getAttribute('aria-invalid')]") == first

@@ -49,6 +49,12 @@ const PROGRESS_STEP = 5; // the status line's percent moves in these steps (fewe
 // The words calc reads as yes (calc.fields.TRUE_WORDS), from the worker's READY status; until
 // then a yes/no field is checked when it holds the checkbox's own value (calc's canonical yes).
 let truthy = null;
+// An attribute written only when its value changes (null: absent).
+const setAttr = (el, name, value) => {
+  if (el.getAttribute(name) === value) return;
+  if (value === null) el.removeAttribute(name);
+  else el.setAttribute(name, value);
+};
 
 function start(roots) {
   const widgets = roots.map((root, index) => new Widget(root, index === 0));
@@ -290,7 +296,7 @@ class Widget {
   }
 
   say(text) {
-    if (this.status) this.status.textContent = text;
+    if (this.status && this.status.textContent !== text) this.status.textContent = text;
   }
 
   controls() {
@@ -367,7 +373,7 @@ class Widget {
     const query = this.formQuery();
     for (const el of this.root.querySelectorAll("[data-show-when]")) {
       const [name, value] = el.dataset.showWhen.split("=");
-      el.hidden = query[name] !== value;
+      setAttr(el, "hidden", query[name] !== value ? "" : null);
     }
   }
 
@@ -376,31 +382,22 @@ class Widget {
     else delete this.results.dataset.stale;
   }
 
+  // Every answer, every field: only what changed is written (an edit without errors writes
+  // nothing here, where it rewrote 52 slots and their controls' attributes, each a style
+  // invalidation: bench/ideas.md).
   showErrors(errors) {
     for (const slot of this.form.querySelectorAll("[data-calc-error-for]")) {
       const name = slot.dataset.calcErrorFor;
       const control = this.control(name);
       const message = Object.prototype.hasOwnProperty.call(errors, name) ? errors[name] : null;
-      if (message) {
-        slot.textContent = message;
-        slot.hidden = false;
-        if (control) {
-          control.setAttribute("aria-invalid", "true");
-          const own = control.dataset.calcDescribedby || "";
-          control.setAttribute("aria-describedby", `${slot.id} ${own}`.trim());
-          const details = control.closest("details");
-          if (details) details.open = true;
-        }
-      } else {
-        slot.textContent = "";
-        slot.hidden = true;
-        if (control) {
-          control.removeAttribute("aria-invalid");
-          const own = control.dataset.calcDescribedby || "";
-          if (own) control.setAttribute("aria-describedby", own);
-          else control.removeAttribute("aria-describedby");
-        }
-      }
+      if (slot.textContent !== (message || "")) slot.textContent = message || "";
+      setAttr(slot, "hidden", message ? null : "");
+      if (!control) continue;
+      const own = control.dataset.calcDescribedby || "";
+      setAttr(control, "aria-invalid", message ? "true" : null);
+      setAttr(control, "aria-describedby", (message ? `${slot.id} ${own}` : own).trim() || null);
+      const details = message && control.closest("details");
+      if (details) details.open = true;
     }
   }
 
@@ -433,7 +430,7 @@ class Widget {
     this.markStale(false);
     for (const [name, text] of Object.entries(result.placeholders || {})) {
       const el = this.form.elements.namedItem(name);
-      if (el && "placeholder" in el) el.placeholder = text;
+      if (el && "placeholder" in el && el.placeholder !== text) el.placeholder = text;
     }
     this.canonical = result.query || null;
     if (this.ownsUrl && this.touched && this.canonical) this.urlPending = true;
