@@ -183,7 +183,7 @@ def report_lines(net: dict) -> list[str]:
 
 def target_rows(net: dict, loopback_ratio: float) -> tuple[list[str], list[str]]:
     """Issue 18's targets as rows of BENCHMARKS.md's table, and why for each one not met."""
-    from targets import T_LOOPBACK_RATIO, T_NET_BYTES, T_NET_LIVE_S, T_NET_RATIO, yes
+    from targets import T_LOOPBACK_RATIO, T_NET_BYTES, T_NET_LIVE_S, T_NET_RATIO, WARM_MS, yes
 
     def cold(p: dict, kind: str) -> list[dict]:
         return p["kinds"].get(kind, {}).get("cold", [])
@@ -206,7 +206,7 @@ def target_rows(net: dict, loopback_ratio: float) -> tuple[list[str], list[str]]
                 f"({_median(cold(fast, 'bare'), 'live_ms') / 1000:.1f} s). Of it, "
                 f"{sent * 8 / (PROFILES['fast 4G']['down_mbit'] * 1e6):.1f} s is the line "
                 "carrying the bytes before live; the rest is round trips and CPU (the snapshot's "
-                "restore and the 800 ms warm-up), so the figure moves with the machine's speed "
+                f"restore and the {WARM_MS} ms warm-up), so the figure moves with the machine's speed "
                 "(the bare boot on loopback, section 1-2, is the measure of that).")
     if slow:
         calc = slow["kinds"].get("calculator", {})
@@ -224,7 +224,7 @@ def target_rows(net: dict, loopback_ratio: float) -> tuple[list[str], list[str]]
             "Ready on loopback: of the time to ready, the worker waits for the page's `load` "
             "event before it fetches the snapshot and starts Python (so that their CPU work does "
             "not compete with Material's start-up: Lighthouse's blocking time), and then warms "
-            "Python up for up to 800 ms (so that the first edits are not run in V8's baseline "
+            f"Python up for up to {WARM_MS} ms (so that the first edits are not run in V8's baseline "
             "tier). Both were measured without (bench/ideas.md, row \"The snapshot requested at "
             "once\"): ready 0.43 x the bare boot with no warm-up, but edit p95 50 ms instead of "
             "24-29 ms, and Lighthouse 83-93 instead of 88-95 on the calculator pages. On two cores "

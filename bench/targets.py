@@ -3,6 +3,7 @@ measurements) and report.py (BENCHMARKS.md)."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from calc.i18n import LOCALES  # noqa: E402  (the site's locales)
 
 __all__ = ["ROOT", "BENCH", "LOCALES", "PAGES", "WIDGET_PAGES", "LIGHTHOUSE_PAGES",
            "LH_CATEGORIES", "T_READY_RATIO", "T_P95_MS", "T_GUIDE_BYTES", "T_BUILD_S", "T_LH",
-           "T_NET_LIVE_S", "T_NET_RATIO", "T_NET_BYTES", "T_LOOPBACK_RATIO", "yes"]
+           "T_NET_LIVE_S", "T_NET_RATIO", "T_NET_BYTES", "T_LOOPBACK_RATIO", "WARM_MS", "yes"]
 
 PAGES = ("", "how-it-works", "rule-of-thumb", "full-fine-tuning", "lora-qlora",
          "choosing-a-gpu", "calculator", "faq", "accuracy")
@@ -37,6 +38,18 @@ T_NET_LIVE_S = 6.0  # fast 4G, cold: live within 6 s
 T_NET_RATIO = 1.0  # fast 4G, cold: at most 1.0 x the bare boot on the same line
 T_NET_BYTES = 5_000_000  # fast 4G, cold: at most 5 MB transferred before live
 T_LOOPBACK_RATIO = 0.6  # loopback, cold: at most 0.6 x the bare boot
+
+
+def _js_const(name: str, path: Path) -> int:
+    """A numeric `const NAME = N;` of the site's scripts, for the report's explanations."""
+    found = re.search(rf"^const {name} = (\d+);", path.read_text(encoding="utf-8"), re.M)
+    if not found:
+        raise LookupError(f"{path.name} has no const {name}")
+    return int(found.group(1))
+
+
+#: The worker's warm-up before ready (docs/assets/calc/worker-python.js WARM_MS).
+WARM_MS = _js_const("WARM_MS", ROOT / "docs" / "assets" / "calc" / "worker-python.js")
 
 
 def yes(ok: bool) -> str:
