@@ -25,8 +25,12 @@
 // bytes may have waited for this module), once it is complete or `ms` after that. Bytes on the
 // line: a body arrives decoded, so a compressed one (Content-Encoding) is counted at its
 // Content-Length over the manifest's size of the file (the .wasm's Brotli is 3.5 times
-// smaller: counted decoded, a 9 Mbit/s line read as 31). The next fetch of that URL (Pyodide's
-// own, of the .wasm) gets the same bytes, those already there and those to come.
+// smaller: counted decoded, a 9 Mbit/s line read as 31). What is read is a clone of the
+// response; the next fetch of that URL (Pyodide's own, of the .wasm) gets the response itself,
+// its body as it arrives. Not a Response made here: Chromium keeps the optimized code of a
+// .wasm compiled from a fetched response in its code cache, keyed by that response's URL, so a
+// returning reader's Python runs optimized from the start (a constructed one has no URL; bench/
+// ideas.md, row "The .wasm's response handed to Pyodide").
 
 import * as messages from "./messages.js";
 
@@ -98,11 +102,12 @@ export class Downloads {
   }
 
   prefetch(href, started = null) {
-    const entry = { chunks: [], done: false, error: null, first: 0, got: 0, waiting: [] };
+    const entry = { done: false, error: null, first: 0, got: 0, waiting: [] };
     entry.wake = () => entry.waiting.splice(0).forEach((f) => f());
     entry.head = (async () => {
+      const original = await (started ? started.response : this.realFetch(href));
       const response = await this.fetch(this.realFetch, href, undefined, false,
-                                        started && started.response); // counted
+                                        original.body ? original.clone() : original); // counted
       if (started && started.at) entry.first = started.at;
       const length = Number(response.headers.get("content-length"));
       if (response.headers.get("content-encoding") && length > 0) entry.wire = length;
@@ -113,19 +118,18 @@ export class Downloads {
           if (done) break;
           entry.first ||= performance.now();
           entry.got += value.byteLength;
-          entry.chunks.push(value);
           entry.wake();
         }
         entry.done = true;
       })().catch((err) => { entry.error = err; }).finally(entry.wake);
-      return response;
+      return original;
     })();
     entry.head.catch((err) => { entry.error = err; entry.wake(); });
     this.prefetched.set(href, entry);
   }
 
   rate(href, ms) {
-    const entry = this.prefetched.get(href) || this.replayed;
+    const entry = this.prefetched.get(href) || this.taken;
     if (!entry) return Promise.resolve(Infinity);
     return new Promise((resolve) => {
       let timer = null;
@@ -147,29 +151,6 @@ export class Downloads {
     });
   }
 
-  // The prefetched body again, as a new response: its chunks so far, then the rest as it comes.
-  async replay(entry) {
-    const response = await entry.head;
-    let next = 0;
-    const body = new ReadableStream({
-      pull: (controller) => new Promise((resolve) => {
-        const step = () => {
-          if (next < entry.chunks.length) controller.enqueue(entry.chunks[next++]);
-          else if (entry.error) controller.error(entry.error);
-          else if (entry.done) {
-            entry.chunks = []; // handed over: not kept for the worker's lifetime
-            controller.close();
-          }
-          else return entry.waiting.push(step);
-          return resolve();
-        };
-        step();
-      }),
-    });
-    return new Response(body, {
-      status: response.status, statusText: response.statusText, headers: response.headers });
-  }
-
   emptyZipURL(url) {
     this.empty = new URL(url);
     this.empty.search = "?empty";
@@ -188,17 +169,17 @@ export class Downloads {
     this.post(messages.progress(this.loaded, this.total));
   }
 
-  async fetch(realFetch, input, init, replay = true, started = null) {
+  async fetch(realFetch, input, init, takeOver = true, started = null) {
     const href = typeof input === "string" || input instanceof URL ? String(input) : input.url;
     if (this.empty && href === this.empty.href) {
       return new Response(EMPTY_ZIP, { headers: { "content-type": "application/zip" } });
     }
     const absolute = new URL(href, self.location.href).href;
-    const pre = replay && this.prefetched.get(absolute);
+    const pre = takeOver && this.prefetched.get(absolute);
     if (pre && !(init && init.method) && !(input && input.method)) {
       this.prefetched.delete(absolute);
-      this.replayed = pre;
-      return this.replay(pre);
+      this.taken = pre;
+      return pre.head; // the response itself (prefetch)
     }
     const response = await (started || realFetch(input, init));
     const method = ((init && init.method) || (input && input.method) || "GET").toUpperCase();
