@@ -3,19 +3,25 @@
 latency, the variants interleaved in one run (how bench/ideas.md's figures were measured).
 
     .venv/bin/python bench/ab.py NAME=SITE_DIR NAME=SITE_DIR ... [--reps 5] [--edits 0]
-        [--page calculator] [--locale en] [--bare]
+        [--page calculator] [--locale en] [--bare] [--profile]
 
 Each site (a `mkdocs build` output, possibly edited by hand to make a variant) is served by
 serve.py on its own loopback port; every repetition visits each variant in turn (the order
 rotating) in a new browser context (cold), then again in the same context (warm). `--bare`
 adds the bare Pyodide boot (bench.py's page, on the first site) as one more variant.
+`--profile` visits in a browser profile on disk (a new one per repetition and variant) instead
+of a Playwright context, which is incognito-like: only a profile on disk has a code cache, so
+only there does the warm visit reuse the .wasm's optimized code as a returning reader's
+browser does (bench/ideas.md, row "The .wasm's response handed to Pyodide").
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -33,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--page", default="calculator")
     ap.add_argument("--locale", default="en", help="the edits' page's locale")
     ap.add_argument("--bare", action="store_true")
+    ap.add_argument("--profile", action="store_true", help="visit in a profile on disk")
     args = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -58,13 +65,18 @@ def main(argv: list[str] | None = None) -> int:
         for rep in range(args.reps):
             order = names[rep % len(names):] + names[:rep % len(names)]
             for n in order:
-                ctx = browser.new_context()
+                profile = tempfile.mkdtemp(prefix="ab-profile-") if args.profile else None
+                ctx = (pw.chromium.launch_persistent_context(
+                    profile, executable_path=bench.CHROMIUM, args=bench.FLAGS)
+                    if profile else browser.new_context())
                 ctx.add_init_script(bench.INIT_JS)
                 try:
                     cold = bench.visit(ctx, urls[n], True)
                     warm = bench.visit(ctx, urls[n], True)
                 finally:
                     ctx.close()
+                    if profile:
+                        shutil.rmtree(profile, ignore_errors=True)
                 r = res[n]
                 r["cold"].append(cold["ready"])
                 r["warm"].append(warm["ready"])
