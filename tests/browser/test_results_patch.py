@@ -131,3 +131,54 @@ def test_an_edit_without_errors_writes_nothing_into_the_form(calculator):
     wait_idle(page, "calculator")
     assert slot.is_hidden() and slot.text_content() == ""
     assert seq.evaluate("el => [el.getAttribute('aria-describedby'), el.getAttribute('aria-invalid')]") == first
+
+
+# Every write into a form control's value or checked state, and every attribute written on an
+# element of a calculator form, from before the page's scripts run (the theme's focus marks
+# aside).
+WATCH_START_JS = """(() => {
+  window.formWrites = [];
+  const inForm = (el) => el && el.closest && el.closest('[data-calc-form]');
+  const spy = (proto, prop) => {
+    const d = Object.getOwnPropertyDescriptor(proto, prop);
+    Object.defineProperty(proto, prop, { ...d, set(v) {
+      if (inForm(this)) window.formWrites.push(`${prop} ${this.name}`);
+      return d.set.call(this, v);
+    } });
+  };
+  spy(HTMLInputElement.prototype, 'value');
+  spy(HTMLInputElement.prototype, 'checked');
+  spy(HTMLSelectElement.prototype, 'value');
+  spy(HTMLTextAreaElement.prototype, 'value');
+  new MutationObserver((records) => {
+    for (const r of records) {
+      if (['class', 'data-focus-visible-added'].includes(r.attributeName)) continue;
+      if (inForm(r.target)) window.formWrites.push(`attribute ${r.attributeName} ${r.target.id}`);
+    }
+  }).observe(document, { attributes: true, subtree: true });
+})();"""
+
+
+@pytest.mark.parametrize("locale, query", [("en", ""), ("en", "rank=32&seq=4096"),
+                                           ("fa", "rank=32&seq=4096")])
+def test_starting_up_writes_into_the_form_only_what_it_lacks(browser, calc_site, locale, query):
+    """The page's start and Python's first answer (the canonical form: fill) write a control
+    only where its value differs, and keep the controls' own descriptions out of the page: a
+    page without a link's inputs starts without a write into its form; with a link, only the
+    link's fields are written: once where the link's value is calc's canonical one (en), and
+    once more where calc writes it otherwise (fa: in Persian digits)."""
+    fields = [pair.split("=")[0] for pair in query.split("&") if pair]
+    context = browser.new_context()
+    try:
+        context.add_init_script(WATCH_START_JS)
+        page = context.new_page()
+        page.goto(calc_site.page_url(locale, "calculator", query))
+        wait_ready(page, "calculator")
+        writes = page.evaluate("window.formWrites")
+        assert {w for w in writes if w.split()[1] not in fields} == set(), writes
+        once = sorted(f"value {name}" for name in fields)
+        assert sorted(writes) == (once if locale == "en" else sorted(once * 2)), writes
+        if locale == "fa":
+            assert root(page, "calculator").locator('[name="rank"]').input_value() == "۳۲"
+    finally:
+        context.close()

@@ -1,10 +1,10 @@
 // The calculators' page script (an ES module, loaded on pages with a widget).
 //
-// Form <-> worker <-> DOM. Python (calc.render in Pyodide, in the worker: ./worker.js, ./worker-python.js) computes and renders
-// everything; this script only moves the form's state to the worker and puts back what it
-// returns. It types no text of its own: every message comes from the widget root's data-msg-*
-// attributes, rendered by Python from the message catalogs. Values from the URL or the form go
-// into form controls as values (never as HTML); the results HTML is Python's, escaped there.
+// Form <-> worker <-> DOM. Python (calc.render in Pyodide, in ./worker.js and ./worker-python.js)
+// computes and renders everything; this script only moves the form's state to the worker and puts
+// back what it returns. It types no text of its own: every message comes from the widget root's
+// data-msg-* attributes, rendered by Python from the message catalogs. Values from the URL or the
+// form go into controls as values (never as HTML); the results HTML is Python's, escaped there.
 //
 // Widget root: [data-calc-widget=NAME][data-state=loading|ready|error], holding
 //   form[data-calc-form]                 fields named as the engine's interface
@@ -26,13 +26,12 @@
 // stale until Python has computed them (data-msg-loading-link). When Python is ready the form
 // is computed as it is then: a link's value counts only for a field the reader has not edited.
 //
-// Faults end in data-state="error" with the figures kept and a message saying what happened:
-// no byte arrived for data-timeout-ms ("timeout": the download stalled; a slow download that
-// keeps arriving never times out), a download failed or came cut short ("network"), Python
-// could not load ("error": no Worker, no WebAssembly, a file missing), or stopped after it had
-// worked ("crash": an uncaught error in the worker, Python broken, or a request left unanswered
-// for data-timeout-ms, e.g. a worker that died silently). Nothing waits forever; a reload
-// starts again.
+// Faults end in data-state="error", the figures kept and a message saying what happened: no byte
+// for data-timeout-ms ("timeout": stalled; a slow download that keeps arriving never times out),
+// a download failed or cut short ("network"), Python could not load ("error": no Worker, no
+// WebAssembly, a file missing), or stopped after it had worked ("crash": an uncaught error in the
+// worker, Python broken, or a request unanswered for data-timeout-ms). Nothing waits forever; a
+// reload starts again.
 //
 // It knows no widget and no locale: names, locales, texts and the load timeout come from the
 // widget roots' data-* attributes, what a yes/no field reads as yes from the worker (calc);
@@ -205,9 +204,10 @@ class Widget {
     this.request = () => {};
     this.names = new Set();
     for (const el of this.form.elements) if (el.name) this.names.add(el.name);
-    // Remember each control's own aria-describedby (its help text).
+    // Each control's own aria-describedby (its help text), kept here, not in the page
+    this.describedBy = new Map();
     for (const el of this.controls()) {
-      el.dataset.calcDescribedby = el.getAttribute("aria-describedby") || "";
+      this.describedBy.set(el, el.getAttribute("aria-describedby") || "");
     }
     this.urlQuery = ownsUrl ? this.readUrl() : {};
     if (Object.keys(this.urlQuery).length) {
@@ -339,17 +339,21 @@ class Widget {
     return query;
   }
 
+  // Only what differs is written (each write is a style invalidation; a caret would jump).
   fill(values) {
+    const check = (el, on) => { if (el.checked !== on) el.checked = on; };
     for (const [name, value] of Object.entries(values)) {
       const item = this.form.elements.namedItem(name);
       if (!item || value == null) continue;
       const text = String(value);
       if (typeof RadioNodeList !== "undefined" && item instanceof RadioNodeList) {
         const radios = Array.from(item).filter((el) => el.type === "radio");
-        if (radios.some((r) => r.value === text)) for (const r of radios) r.checked = r.value === text;
+        if (radios.some((r) => r.value === text)) radios.forEach((r) => check(r, r.value === text));
       } else if (item.type === "checkbox") {
         const word = text.trim().toLowerCase();
-        item.checked = truthy ? truthy.has(word) : word === item.value;
+        check(item, truthy ? truthy.has(word) : word === item.value);
+      } else if (item.value === text) {
+        continue;
       } else if (item.tagName === "SELECT") {
         if (Array.from(item.options).some((o) => o.value === text)) item.value = text;
       } else if ("value" in item) {
@@ -378,8 +382,7 @@ class Widget {
   }
 
   markStale(stale) {
-    if (stale) this.results.dataset.stale = "true";
-    else delete this.results.dataset.stale;
+    setAttr(this.results, "data-stale", stale ? "true" : null);
   }
 
   // Every answer, every field: only what changed is written (an edit without errors writes
@@ -393,7 +396,7 @@ class Widget {
       if (slot.textContent !== (message || "")) slot.textContent = message || "";
       setAttr(slot, "hidden", message ? null : "");
       if (!control) continue;
-      const own = control.dataset.calcDescribedby || "";
+      const own = this.describedBy.get(control) || "";
       setAttr(control, "aria-invalid", message ? "true" : null);
       setAttr(control, "aria-describedby", (message ? `${slot.id} ${own}` : own).trim() || null);
       const details = message && control.closest("details");
