@@ -133,11 +133,10 @@ def report(r: dict, out: Path) -> None:
             "still lays out its form (about 450 elements, 600 on fa) and the results' summary, "
             "and starts the worker, which competes with the main thread for two cores "
             "(bench/ideas.md).")
-        fcp = {f"{x['locale']} {x['page']}": (x["metrics"].get("first-contentful-paint") or 0,
-                                               x["scores"]["performance"]) for x in lh}
-        late = [k for k, (ms, score) in fcp.items()
-                if score < T_LH["performance"] and ms > FCP_LATE_MS]
-        fcp = {k: ms for k, (ms, _) in fcp.items()}
+        name = lambda x: f"{x['locale']} {x['page']}"  # noqa: E731
+        fcp = {name(x): x["metrics"].get("first-contentful-paint") or 0 for x in lh}
+        late = [name(x) for x in lh
+                if x["scores"]["performance"] < T_LH["performance"] and fcp[name(x)] > FCP_LATE_MS]
         usual = [v for v in fcp.values() if 0 < v <= FCP_LATE_MS]
         if late and usual:
             why.append(
