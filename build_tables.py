@@ -9,7 +9,8 @@ It only wires mkdocs' events to the build's concerns, one module each under `sit
 - `pages`: one finish for every built page and template (`<html dir>`, absolute hreflang,
   search pointed at the locale's index, the Content-Security-Policy), per-directory sitemaps,
   the 404 page per locale.
-- `search`: one search index per locale, Persian words in lunr.
+- `search`: one search index per locale, Persian words in lunr, the index downloaded only when
+  search is used.
 - `runtime`: Pyodide, the calc wheel and the memory snapshot the calculators run on.
 - `palette`: the theme's palette stylesheet and script without what restyled every element on
   each page load (a universal rule, a color-scheme meta written unchanged).
@@ -90,10 +91,12 @@ def on_post_template(output_content, template_name, config):
     return pages.finish_404(output_content, config)
 
 
-# Every language build: Persian words in lunr, the palette's patches and the language switcher's
-# (the theme's assets were copied again), then, after the default language's, the runtime.
+# Every language build: Persian words in lunr, the search index when it is used, the palette's
+# patches and the language switcher's (the theme's assets were copied again), then, after the
+# default language's, the runtime.
 def _ship(config):
     search.patch_lunr_persian(Path(config.site_dir))
+    search.patch_search_js(Path(config.site_dir))
     palette.patch_palette_css(Path(config.site_dir))
     palette.patch_palette_js(Path(config.site_dir))
     switcher.patch_switcher_js(Path(config.site_dir))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from calc.i18n import SEARCH_LANGS
 
-from .common import DEFAULT_LOCALE, LOCALES, fail, locale_root, site_locale
+from .common import DEFAULT_LOCALE, LOCALES, fail, locale_root, patch_bundle, site_locale
 
 #: The index's `config.pipeline`: Material removes from lunr's pipeline the functions not named
 #: here (of the languages in `lang`). The trimmer stays, so that the default locale's lone
@@ -118,3 +118,39 @@ def patch_lunr_persian(site_dir: Path) -> None:
     text = path.read_text(encoding="utf-8")
     if LUNR_PERSIAN_MARK not in text:
         path.write_text(text + LUNR_PERSIAN_PATCH, encoding="utf-8")
+
+
+# --- the index when it is needed ------------------------------------------------------------
+
+#: Material 9.8.2 asks for the search index on every page load, in two places of its bundle:
+#: `setupSearchWorker` (integrations/search/worker/_/index.ts: `merge(of(location.protocol !==
+#: "file:"), watchToggle("search")).pipe(first(active => active), switchMap(() => index$))`,
+#: then the whole index posted to the search worker, which builds lunr's index from it) and
+#: `mountSearchHiglight` (components/search/highlight: `combineLatest([index$,
+#: location$.pipe(startWith(getLocation()), filter(url => !!url.searchParams.get("h")))])`).
+#: So every page downloaded its locale's index (160-270 KB), parsed it and copied it to the
+#: worker on the main thread, and had lunr index it on the other core while the page and the
+#: calculator started. The build makes both wait for a use, as Material itself does for a
+#: site opened from files: the worker gets the index when the reader opens search (the search
+#: toggle, set when the box takes focus; a query typed meanwhile waits for the worker's
+#: ready message, as before), and the highlighting asks for it only on a page reached from a
+#: search result (`?h=`). Measured (bench/ideas.md, row "The search index downloaded only when
+#: search is used"): Lighthouse mobile, 3 interleaved runs, median total blocking time tr
+#: calculator 143 -> 94 ms, ru calculator 240 -> 91, fa choosing-a-gpu 385 -> 110 ms.
+#: Minified names: L merge, $ of, Je watchToggle, z combineLatest, Q startWith, we getLocation,
+#: g filter, Re first, b switchMap; t is index$, r location$.
+SEARCH_MARK = "/* site: the index when search is used (site_build/search.py) */"
+_HAS_H = 'r.pipe(Q(we()),g(o=>!!o.searchParams.get("h")))'
+SEARCH_PATCHES = (
+    ('L($(location.protocol!=="file:"),Je("search"))',
+     f'L($(!1){SEARCH_MARK},Je("search"))'),
+    (f"z([t,{_HAS_H}])",
+     f"z([{_HAS_H[:-1]},Re(),b(()=>t)){SEARCH_MARK},{_HAS_H}])"),
+)
+
+
+def patch_search_js(site_dir: Path) -> None:
+    """Make the theme's bundle ask for the search index only when search is used, once; the
+    build fails when Material's code is not as expected."""
+    patch_bundle(site_dir, SEARCH_PATCHES, "search index (setupSearchWorker, search highlight)")
+

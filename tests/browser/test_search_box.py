@@ -52,3 +52,29 @@ def test_search_on_a_404_page_uses_its_locales_index(site_context, calc_site):
         search_and_check(page, watch, calc_site, "fa")
     finally:
         page.close()
+
+
+def test_the_index_is_downloaded_when_search_is_used(open_page, calc_site):
+    """No page downloads its search index until the reader uses search (site_build/search.py):
+    the calculator page is live without it; focusing the box asks for it, once, and a query
+    typed while the worker indexes it still finds the pages."""
+    page, watch = open_page("tr", "calculator")
+    page.wait_for_selector('[data-calc-widget][data-state="ready"]', state="attached",
+                           timeout=60_000)
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(1000)
+    assert not [u for u in watch.requests if u.endswith("search_index.json")]
+    search_and_check(page, watch, calc_site, "tr")
+
+
+@pytest.mark.parametrize("locale", ["en", "fa"])
+def test_a_page_reached_from_a_result_highlights_the_query(open_page, calc_site, locale):
+    """Material's search.highlight: a page opened with ?h=TERM (as search results link) marks
+    the term in its text, with the index asked for on such a page only."""
+    page, watch = open_page(locale, "faq", f"h={QUERY}")
+    marks = page.locator("article mark[data-md-highlight]")
+    marks.first.wait_for(state="attached", timeout=15_000)
+    assert {t.strip().lower() for t in marks.all_text_contents()} == {QUERY.lower()}
+    indexes = [u for u in watch.requests if u.endswith("search_index.json")]
+    assert indexes == [calc_site.url + root(locale) + "search/search_index.json"], indexes
+    watch.check()
