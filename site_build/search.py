@@ -132,20 +132,20 @@ def patch_lunr_persian(site_dir: Path) -> None:
 #: worker on the main thread, and had lunr index it on the other core while the page and the
 #: calculator started. The build makes both wait for a use, as Material itself does for a
 #: site opened from files: the worker gets the index when the reader opens search (the search
-#: toggle, set when the box takes focus; a query typed meanwhile waits for the worker's
-#: ready message, as before), and the highlighting asks for it only on a page reached from a
-#: search result (`?h=`). Measured (bench/ideas.md, row "The search index downloaded only when
+#: toggle, set when the box takes focus or the search button is pressed; a query typed meanwhile
+#: waits for the worker's ready message, as before), and the highlighting asks for it only on a
+#: page reached from a search result (`?h=`). Measured (bench/ideas.md, row "The search index downloaded only when
 #: search is used"): Lighthouse mobile, 3 interleaved runs, median total blocking time tr
 #: calculator 143 -> 94 ms, ru calculator 240 -> 91, fa choosing-a-gpu 385 -> 110 ms.
 #: Minified names: L merge, $ of, Je watchToggle, z combineLatest, Q startWith, we getLocation,
 #: g filter, Re first, b switchMap; t is index$, r location$.
 SEARCH_MARK = "/* site: the index when search is used (site_build/search.py) */"
-_HAS_H = 'r.pipe(Q(we()),g(o=>!!o.searchParams.get("h")))'
+_WITH_H = 'Q(we()),g(o=>!!o.searchParams.get("h"))'  # the location, while it has ?h=
 SEARCH_PATCHES = (
     ('L($(location.protocol!=="file:"),Je("search"))',
      f'L($(!1){SEARCH_MARK},Je("search"))'),
-    (f"z([t,{_HAS_H}])",
-     f"z([{_HAS_H[:-1]},Re(),b(()=>t)){SEARCH_MARK},{_HAS_H}])"),
+    (f"z([t,r.pipe({_WITH_H})])",
+     f"z([r.pipe({_WITH_H},Re(),b(()=>t)){SEARCH_MARK},r.pipe({_WITH_H})])"),
 )
 
 
@@ -153,4 +153,3 @@ def patch_search_js(site_dir: Path) -> None:
     """Make the theme's bundle ask for the search index only when search is used, once; the
     build fails when Material's code is not as expected."""
     patch_bundle(site_dir, SEARCH_PATCHES, "search index (setupSearchWorker, search highlight)")
-
