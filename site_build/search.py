@@ -134,9 +134,10 @@ def patch_lunr_persian(site_dir: Path) -> None:
 #: site opened from files: the worker gets the index when the reader opens search (the search
 #: toggle, set when the box takes focus or the search button is pressed; a query typed meanwhile
 #: waits for the worker's ready message, as before), and the highlighting asks for it only on a
-#: page reached from a search result (`?h=`). Measured (bench/ideas.md, row "The search index downloaded only when
-#: search is used"): Lighthouse mobile, 3 interleaved runs, median total blocking time tr
-#: calculator 143 -> 94 ms, ru calculator 240 -> 91, fa choosing-a-gpu 385 -> 110 ms.
+#: page reached from a search result (`?h=`). Measured (bench/ideas.md, row "The search index
+#: downloaded only when search is used"): Lighthouse mobile, 3 interleaved runs, median total
+#: blocking time tr calculator 143 -> 94 ms, ru calculator 240 -> 91, fa choosing-a-gpu
+#: 385 -> 110 ms.
 #: Minified names: L merge, $ of, Je watchToggle, z combineLatest, Q startWith, we getLocation,
 #: g filter, Re first, b switchMap; t is index$, r location$.
 SEARCH_MARK = "/* site: the index when search is used (site_build/search.py) */"

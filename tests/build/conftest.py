@@ -163,3 +163,10 @@ def theme_asset(tmp_path: Path):
         path.write_text(text, encoding="utf-8")
         return path
     return write
+
+
+@pytest.fixture
+def bundle(theme_asset):
+    """Writes `text` as the theme's minified bundle (the patches of palette.py, switcher.py and
+    search.py edit it) -> its path."""
+    return lambda text: theme_asset("javascripts", "bundle.0123abcd.min.js", text)

@@ -78,11 +78,6 @@ MATERIAL_SET = "i.pipe(m(()=>{let s=Ce(\"header\"),a=window.getComputedStyle(s);
                "return o.content=a.colorScheme,a.backgroundColor}))"
 
 
-@pytest.fixture
-def bundle(theme_asset):
-    return lambda text: theme_asset("javascripts", "bundle.0123abcd.min.js", text)
-
-
 def test_the_bundle_takes_the_pages_meta_and_writes_only_a_change(tmp_path, bundle):
     path = bundle("a();" + MATERIAL_META + "b();" + MATERIAL_SET + "c();")
     palette.patch_palette_js(tmp_path)

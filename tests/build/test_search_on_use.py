@@ -11,11 +11,6 @@ from mkdocs.exceptions import PluginError
 from site_build import search
 
 
-@pytest.fixture
-def bundle(theme_asset):
-    return lambda text: theme_asset("javascripts", "bundle.0123abcd.min.js", text)
-
-
 # Material 9.8.2's setupSearchWorker and mountSearchHiglight as its minified bundle has them
 # (abridged around the two expressions), written out here.
 WORKER = ('function Ei(e,t){let r=Mn(e);return L($(location.protocol!=="file:"),Je("search"))'

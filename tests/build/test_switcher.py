@@ -10,11 +10,6 @@ from mkdocs.exceptions import PluginError
 from site_build import switcher
 
 
-@pytest.fixture
-def bundle(theme_asset):
-    return lambda text: theme_asset("javascripts", "bundle.0123abcd.min.js", text)
-
-
 #: Material 9.8.2's bundle.ts `setupAlternateHijacking({ document$ })`, as its minified bundle
 #: has it, written out here.
 MATERIAL_HIJACK = "fo=new T;di({alert$:fo});ui({document$:ct});var uo=new T;"
