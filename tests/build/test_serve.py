@@ -111,3 +111,31 @@ def test_a_client_that_hangs_up_is_not_a_server_error(exc, capsys):
 
 def test_other_errors_are_still_reported(capsys):
     assert "ValueError: boom" in _handle_error_output(ValueError("boom"), capsys)
+
+
+def test_responses_are_sent_without_waiting_for_the_client_s_ack(tmp_path, monkeypatch):
+    """TCP_NODELAY on every connection, as nginx's default `tcp_nodelay on`: the headers and the
+    body are two writes, and with Nagle's algorithm every response after a kept-alive
+    connection's first waited for the client's delayed ACK (about 40 ms on Linux): a page's
+    scripts, which the browser fetches one after another, each waited that long."""
+    import socket
+
+    import serve
+
+    (tmp_path / "index.html").write_text("<!doctype html><title>x</title>", encoding="utf-8")
+    seen: list[int] = []
+    setup = serve.SiteHandler.setup
+
+    def recording_setup(self) -> None:
+        setup(self)
+        seen.append(self.connection.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+
+    monkeypatch.setattr(serve.SiteHandler, "setup", recording_setup)
+    server, url = serve.serve_in_thread(tmp_path)
+    try:
+        for _ in range(2):
+            assert get(url)[0] == 200
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(seen) >= 1 and all(seen), seen
