@@ -164,9 +164,9 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     timeout = 30  # seconds an idle connection is kept
     # TCP_NODELAY, as nginx's `tcp_nodelay on` (its default) for kept-alive connections: the
-    # headers and the body are two writes, and with Nagle's algorithm the second waits for the
+    # headers and the body are two writes, and with Nagle's algorithm the second waited for the
     # client's delayed ACK of the first (about 40 ms on Linux) on every response after a
-    # connection's first; a page's scripts, fetched one after another, waited that each.
+    # connection's first; a page's scripts, fetched one after another, each waited that long.
     disable_nagle_algorithm = True
     #: The HTML file whose policy this response carries (None: the home page's).
     csp_page: str | None = None

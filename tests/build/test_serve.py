@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+import socket
 import urllib.error
 import urllib.request
 from urllib.parse import urljoin
 
 import pytest
+
+import serve
 
 
 def get(url: str) -> tuple[int, str, bytes]:
@@ -118,10 +121,6 @@ def test_responses_are_sent_without_waiting_for_the_client_s_ack(tmp_path, monke
     body are two writes, and with Nagle's algorithm every response after a kept-alive
     connection's first waited for the client's delayed ACK (about 40 ms on Linux): a page's
     scripts, which the browser fetches one after another, each waited that long."""
-    import socket
-
-    import serve
-
     (tmp_path / "index.html").write_text("<!doctype html><title>x</title>", encoding="utf-8")
     seen: list[int] = []
     setup = serve.SiteHandler.setup
