@@ -6,6 +6,7 @@ import re
 import socket
 import urllib.error
 import urllib.request
+from pathlib import Path
 from urllib.parse import urljoin
 
 import pytest
@@ -85,16 +86,7 @@ def test_text_and_wasm_are_gzipped_with_etags(site_url):
 
 
 def _handle_error_output(exc: BaseException, capsys) -> str:
-    import sys
-    from pathlib import Path
-
-    root = str(Path(__file__).resolve().parents[2])
-    sys.path.insert(0, root)
-    try:
-        from serve import make_server
-    finally:
-        sys.path.remove(root)
-    server = make_server(Path(root), "127.0.0.1", 0, quiet=True)
+    server = serve.make_server(Path(__file__).resolve().parents[2], "127.0.0.1", 0, quiet=True)
     try:
         try:
             raise exc
