@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
                 r["lcp"].append(cold["lcp"] or 0)
                 if args.edits and n != "bare":
                     base = urls[n].rsplit("/", 2)[0] + "/"
-                    lat = bench.edit_latency(browser, base, args.edits, args.locale)
+                    lat = bench.edit_latency(browser, base, args.edits, args.locale, loads=1)
                     r["dom"] += lat["dom"]
                     r["frame"] += lat["frame"]
             print(f"rep {rep + 1}: " + ", ".join(
