@@ -304,7 +304,8 @@ const ready = (async () => {
     if (widget) resultsJson(widget, "{}", locale);
   } catch {} // a name calc does not know: the page's first request will say so
   // Everything allocated so far lives as long as the page: out of the collector's way, so
-  // that no full collection walks it in the middle of an edit.
+  // that no full collection walks it in the middle of an edit (the snapshot's own objects
+  // are frozen already: make_snapshot.mjs).
   pyodide.runPython("import gc; gc.collect(); gc.freeze()");
   warmQueries = render.warm_queries;
   // Booted without the snapshot, importing calc has warmed Python up already.
