@@ -103,14 +103,14 @@ def report(r: dict, out: Path) -> None:
     net_why: list[str] = []
     if r.get("network"):
         from network import target_rows
-        net_rows, net_why = target_rows(r["network"], ratio_cold)
+        net_rows, net_why = target_rows(r["network"], ratio_cold, median(b["bare_cold"]))
         lines.extend(net_rows)
     add("")
     why = []
     if p95 > T_P95_MS:
         why.append(
-            "Recalculation: about half of an edit is the worker's Python (p50 about 6 ms), a "
-            "third the page's apply. After the snapshot restore Python's WebAssembly runs in V8's "
+            "Recalculation: about half of an edit is the worker's Python (p50 about 5 ms), a "
+            "quarter the page's apply (parsing the new HTML and patching the region). After the snapshot restore Python's WebAssembly runs in V8's "
             "baseline tier (Liftoff) until a function has done enough work; the warm-up before "
             f"ready (new states of the page's widget, up to {WARM_MS} ms) gets the edits most of "
             "the way (Python per edit p95 16 -> 6 ms), and a longer one would cost the first live "
