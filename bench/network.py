@@ -232,10 +232,9 @@ def target_rows(net: dict, loopback_ratio: float, bare_ms: float) -> tuple[list[
             "shorter (bench/ideas.md, row \"Shorter warm-up before ready\"), 600 and 450 ms gave "
             "0.67 and 0.63 x the bare boot with edit p95 0.3 and 1.8 ms higher, 400 ms 0.58 x "
             "with p95 6 ms higher (24.5 ms), none at all 0.43 x with p95 about 50 ms (row \"The "
-            "snapshot requested at once\"). A fixed "
-            "warm-up weighs more the faster the machine boots Python bare: on two cores this target "
-            "and the recalculation target pull against each other, and the build keeps the "
-            "edits.")
+            "snapshot requested at once\"). A fixed warm-up weighs more the faster the machine "
+            "boots Python bare: on two cores this target and the recalculation target pull "
+            "against each other, and the build keeps the edits.")
     return rows, why
 
 

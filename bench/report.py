@@ -110,14 +110,15 @@ def report(r: dict, out: Path) -> None:
     if p95 > T_P95_MS:
         why.append(
             "Recalculation: about half of an edit is the worker's Python (p50 about 5 ms), a "
-            "quarter the page's apply (parsing the new HTML and patching the region). After the snapshot restore Python's WebAssembly runs in V8's "
-            "baseline tier (Liftoff) until a function has done enough work; the warm-up before "
-            f"ready (new states of the page's widget, up to {WARM_MS} ms) gets the edits most of "
-            "the way (Python per edit p95 16 -> 6 ms), and a longer one would cost the first live "
-            "result as much. What stays is not V8's code: the same calculations back to back in "
-            "the worker run as fast as under Node (p50 2.5 ms), while an edit comes after an idle "
-            "gap and takes about twice that; on two cores the page's own frame shares the CPU "
-            "(bench/ideas.md, rows on tiering, the warm-up and where an edit's time goes).")
+            "quarter the page's apply (parsing the new HTML and patching the region). After the "
+            "snapshot restore Python's WebAssembly runs in V8's baseline tier (Liftoff) until a "
+            "function has done enough work; the warm-up before ready (new states of the page's "
+            f"widget, up to {WARM_MS} ms) gets the edits most of the way (Python per edit p95 "
+            "16 -> 6 ms), and a longer one would cost the first live result as much. What stays "
+            "is not V8's code: the same calculations back to back in the worker run as fast as "
+            "under Node (p50 2.5 ms), while an edit comes after an idle gap and takes about twice "
+            "that; on two cores the page's own frame shares the CPU (bench/ideas.md, rows on "
+            "tiering, the warm-up and where an edit's time goes).")
     if not lh_ok["performance"]:
         short = [f"{x['locale']} {x['page']} {x['scores']['performance']}" for x in lh
                  if x["scores"]["performance"] < T_LH["performance"]]
