@@ -17,9 +17,9 @@ What it does, in this order:
    to `data-state="ready"` on the calculator page and to "loaded" on the bare page; first and
    largest contentful paint of the calculator page and whether its build-time result is
    rendered and visible at first paint;
-5. input-to-updated-result latency: `--edits` edits of the calculator's fields on each of three
-   loads of the page, each timed in the page from the input event to the new result in the DOM
-   (and to the next frame);
+5. input-to-updated-result latency: `--edits` edits of the calculator's fields on each of
+   EDIT_LOADS (3) cold loads of the page, each timed in the page from the input event to the
+   new result in the DOM (and to the next frame);
 6. bytes transferred (encoded body + headers, as Chromium counts them) by every page of every
    locale, split into Pyodide/calc runtime bytes and the rest, calculators after Python is up;
 7. Lighthouse 12 (bench/package.json, pinned; mobile preset) on home, calculator and FAQ in

@@ -228,11 +228,10 @@ def target_rows(net: dict, loopback_ratio: float, bare_ms: float) -> tuple[list[
             "compete with Material's start-up: Lighthouse's blocking time) and then a warm-up of "
             f"up to {WARM_MS} ms, so that the first edits are not run in V8's baseline tier. The "
             f"warm-up alone is {warm:.2f} x this run's bare boot, the rest "
-            f"{loopback_ratio - warm:.2f} x. It is what keeps the recalculation target: measured "
-            "shorter (bench/ideas.md, row \"Shorter warm-up before ready\"), 600 and 450 ms gave "
-            "0.67 and 0.63 x the bare boot with edit p95 0.3 and 1.8 ms higher, 400 ms 0.58 x "
-            "with p95 6 ms higher (24.5 ms), none at all 0.43 x with p95 about 50 ms (row \"The "
-            "snapshot requested at once\"). A fixed warm-up weighs more the faster the machine "
+            f"{loopback_ratio - warm:.2f} x. It is what keeps the recalculation target: shorter "
+            "ones reached 0.6 x only at about 400 ms, with edit p95 6 ms higher (bench/ideas.md, "
+            "rows \"Shorter warm-up before ready\" and \"The snapshot requested at once\"). "
+            "A fixed warm-up weighs more the faster the machine "
             "boots Python bare: on two cores this target and the recalculation target pull "
             "against each other, and the build keeps the edits.")
     return rows, why

@@ -194,8 +194,8 @@ def report(r: dict, out: Path) -> None:
 
     add("## 3. Recalculation latency")
     add("")
-    loads = {v.get("loads", 1) for v in r["latency"].values()}
-    add(f"On each of {max(loads)} cold loads of the page, right after Python is up, each edit "
+    loads = max(v.get("loads", 1) for v in r["latency"].values())
+    add(f"On each of {loads} cold loads of the page, right after Python is up, each edit "
         "sets one field of the calculator (sequence length, "
         "batch, rank, checkpointing in turn; every state new), fires `input` and is timed in the "
         "page with `performance.now()` until the results region has changed (\"DOM\": the new "
