@@ -5,6 +5,7 @@ figures are calc's either way."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -112,23 +113,37 @@ def test_pages_without_a_widget_fetch_no_runtime(open_page):
         assert any(u.endswith(SHARED) for u in watch.requests) == (path == "faq")
 
 
-def test_the_snapshot_is_restored_not_booted_around(browser, calc_site):
+@pytest.mark.parametrize("late", [False, True], ids=["as it comes", "after the module"])
+def test_the_snapshot_is_restored_not_booted_around(browser, calc_site, late):
     """The snapshot path is taken (its delta against the .wasm undone and checked, worker.js):
     Python is ready while the standard library and the wheel, which only an ordinary boot
-    reads before ready (calc is in the snapshot's memory), are held back by the server."""
+    reads before ready (calc is in the snapshot's memory), are held back by the server. `late`:
+    the snapshot is answered only after Pyodide's module has been made (which the worker does
+    while it downloads, from the manifest's size, with a stand-in of zeros in the real bytes'
+    place until they come): restored from the real bytes all the same."""
     manifest = json.loads((calc_site.directory / "assets/calc/manifest.json").read_text())
     delta = manifest["snapshot_delta"]
     assert 0 < delta["from"] < delta["to"] <= manifest["snapshot_size"]
     context = browser.new_context()
     try:
         _pin_snapshot(context)
-        held = []
+        held, snapshot = [], []
         # never answered: an ordinary boot would wait for it
         context.route("**/assets/pyodide/python_stdlib.zip", lambda route: held.append(route))
         context.route("**/assets/calc/*.whl", lambda route: held.append(route))
+        if late:
+            context.route("**/assets/calc/snapshot.bin", lambda route: snapshot.append(route))
         page = context.new_page()
         watch = Watch(calc_site.origin).attach(page)
         page.goto(calc_site.page_url("en", "calculator"))
+        if late:
+            deadline = time.monotonic() + 30
+            while not snapshot and time.monotonic() < deadline:
+                page.wait_for_timeout(100)
+            assert snapshot, "the worker never asked for the snapshot"
+            page.wait_for_timeout(1500)  # the module is made meanwhile (160-200 ms)
+            route = snapshot[0]
+            route.fulfill(response=route.fetch())
         wait_ready(page, "calculator")
         assert any(u.endswith("/assets/calc/snapshot.bin") for u in watch.requests)
         assert not any(u.endswith("/assets/calc/stdlib-lite.bin") for u in watch.requests)

@@ -13,7 +13,7 @@
 // The snapshot (make_snapshot.mjs, at build time) is Pyodide's memory with calc imported and
 // warmed up: restoring it skips Python's start-up and the imports. When there is none, or it
 // cannot be fetched or restored (wrong size, another Pyodide build, a delta that does not
-// match: withDelta below), Python boots the ordinary way.
+// match: snapshotBoot below), Python boots the ordinary way.
 //
 // Downloads (./net.js): every response body read here, Pyodide's too, is counted as it
 // arrives and reported (messages.progress), so the page's guard waits for bytes that stop
@@ -121,35 +121,72 @@ async function checkWasm() {
   if (!type.includes("application/wasm")) throw new Error(`runtime: ${url} is served as ${type}`);
 }
 
-// The snapshot's bytes, checked against the manifest's size (a truncated download).
+// The snapshot's bytes, checked against the manifest's size (a truncated download). Read chunk
+// by chunk into one buffer of that size: no second copy of its 30 MB at the end (the worker's
+// thread reads the body while it makes Pyodide's module: snapshotBoot).
 async function fetchSnapshot(manifest) {
   const url = new URL(manifest.snapshot, manifestURL);
   fallbackURLs.add(url.href);
-  const bytes = new Uint8Array(await (await fetchOk(url, "snapshot")).arrayBuffer());
-  if (manifest.snapshot_size && bytes.length !== manifest.snapshot_size) {
-    throw new Error(`snapshot: ${bytes.length} bytes, expected ${manifest.snapshot_size}`);
+  const response = await fetchOk(url, "snapshot");
+  const size = manifest.snapshot_size;
+  if (!(Number.isInteger(size) && size > 0)) return new Uint8Array(await response.arrayBuffer());
+  const bytes = new Uint8Array(size);
+  const reader = response.body.getReader();
+  let at = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (at + value.byteLength > size) {
+      reader.cancel();
+      throw new Error(`snapshot: more than the ${size} bytes expected`);
+    }
+    bytes.set(value, at);
+    at += value.byteLength;
   }
+  if (at !== size) throw new Error(`snapshot: ${at} bytes, expected ${size}`);
   return bytes;
 }
 
+// Pyodide's module made while the snapshot downloads. loadPyodide awaits `_loadSnapshot` before
+// it makes the module (the snapshot's length is the module's initial memory), and making it (the
+// .wasm compiled and instantiated, the runtime's JavaScript set up) took 160-200 ms after the
+// snapshot's last byte (bench/ideas.md). The manifest gives the length: loadPyodide gets a
+// stand-in of that length at once (zeros that the system gives lazily: no page of it is ever
+// touched), and the module waits for the real bytes only once it is made, just before the
+// restore. Pyodide keeps its options for the page's lifetime (Module.API.config, with
+// `_loadSnapshot`): it kept the 30 MB of the real bytes that way, and keeps only the untouched
+// stand-in now (the real bytes are referenced from nowhere once restored).
+//
 // The snapshot's delta (./delta.mjs): its range of the module's static data was written XORed
 // with the .wasm's data segments; undone just before Pyodide restores the memory, from the
 // .wasm's bytes as they arrived (downloads.keep). When they are not there or the check fails,
 // this throws there and Python boots the ordinary way.
-function withDelta(createModule, delta) {
-  if (!delta || !(delta.to > delta.from)) return createModule;
-  return async (settings) => {
+function snapshotBoot(createModule, snapshot, manifest) {
+  const size = manifest.snapshot_size;
+  const early = Number.isInteger(size) && size > 0;
+  const delta = manifest.snapshot_delta;
+  const xor = delta && delta.to > delta.from;
+  let pending = early ? snapshot : null;
+  const create = async (settings) => {
     const Module = await createModule(settings);
+    let real = pending && await pending;
+    pending = null;
     const api = Module.API;
     const restore = api.restoreSnapshot;
     api.restoreSnapshot = (t) => {
-      const wasm = downloads.kept(wasmURL.href);
-      if (!wasm) throw new Error("snapshot: the runtime's bytes were not kept");
-      decode(t, wasm, delta);
-      return restore.call(api, t);
+      const bytes = real || t;
+      real = null;
+      api.restoreSnapshot = restore;
+      if (xor) {
+        const wasm = downloads.kept(wasmURL.href);
+        if (!wasm) throw new Error("snapshot: the runtime's bytes were not kept");
+        decode(bytes, wasm, delta);
+      }
+      return restore.call(api, bytes);
     };
     return Module;
   };
+  return { createPyodideModule: create, _loadSnapshot: early ? new Uint8Array(size) : snapshot };
 }
 
 // After a lite boot: calc's bytecode (sourceless .pyc) and data files, from the lite archive's
@@ -262,8 +299,7 @@ const ready = (async () => {
   if (path === "snapshot") {
     try {
       pyodide = await loadPyodide({
-        ...options, _loadSnapshot: snapshot,
-        createPyodideModule: withDelta(createPyodideModule, manifest.snapshot_delta),
+        ...options, ...snapshotBoot(createPyodideModule, snapshot, manifest),
         stdLibURL: downloads.emptyZipURL(stdlibURL).href });
       restored = true;
       deferredStdlib = true;
