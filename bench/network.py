@@ -235,6 +235,9 @@ def target_rows(net: dict, loopback_ratio: float, bare_ms: float) -> tuple[list[
             f"{loopback_ratio - warm:.2f} x. It is what keeps the recalculation target: shorter "
             "ones reached 0.6 x only at about 400 ms, with edit p95 6 ms higher (bench/ideas.md, "
             "rows \"Shorter warm-up before ready\" and \"The snapshot requested at once\"). "
+            "Its length is V8's: CPython's interpreter loop is compiled two to four times before "
+            "its optimized code stays, each version dropped by a deoptimization of speculative "
+            "inlining (row \"why the warm-up needs about 800 ms\"). "
             "A fixed warm-up weighs more the faster the machine "
             "boots Python bare: on two cores this target and the recalculation target pull "
             "against each other, and the build keeps the edits.")
