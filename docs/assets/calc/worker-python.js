@@ -121,6 +121,12 @@ async function checkWasm() {
   if (!type.includes("application/wasm")) throw new Error(`runtime: ${url} is served as ${type}`);
 }
 
+// The snapshot's size as the manifest gives it (0: not given).
+const snapshotSize = (manifest) => {
+  const size = manifest.snapshot_size;
+  return Number.isInteger(size) && size > 0 ? size : 0;
+};
+
 // The snapshot's bytes, checked against the manifest's size (a truncated download). Read chunk
 // by chunk into one buffer of that size: no second copy of its 30 MB at the end (the worker's
 // thread reads the body while it makes Pyodide's module: snapshotBoot).
@@ -128,8 +134,8 @@ async function fetchSnapshot(manifest) {
   const url = new URL(manifest.snapshot, manifestURL);
   fallbackURLs.add(url.href);
   const response = await fetchOk(url, "snapshot");
-  const size = manifest.snapshot_size;
-  if (!(Number.isInteger(size) && size > 0)) return new Uint8Array(await response.arrayBuffer());
+  const size = snapshotSize(manifest);
+  if (!size) return new Uint8Array(await response.arrayBuffer());
   const bytes = new Uint8Array(size);
   const reader = response.body.getReader();
   let at = 0;
@@ -162,11 +168,10 @@ async function fetchSnapshot(manifest) {
 // .wasm's bytes as they arrived (downloads.keep). When they are not there or the check fails,
 // this throws there and Python boots the ordinary way.
 function snapshotBoot(createModule, snapshot, manifest) {
-  const size = manifest.snapshot_size;
-  const early = Number.isInteger(size) && size > 0;
+  const size = snapshotSize(manifest);
   const delta = manifest.snapshot_delta;
   const xor = delta && delta.to > delta.from;
-  let pending = early ? snapshot : null;
+  let pending = size ? snapshot : null;
   const create = async (settings) => {
     const Module = await createModule(settings);
     let real = pending && await pending;
@@ -186,7 +191,7 @@ function snapshotBoot(createModule, snapshot, manifest) {
     };
     return Module;
   };
-  return { createPyodideModule: create, _loadSnapshot: early ? new Uint8Array(size) : snapshot };
+  return { createPyodideModule: create, _loadSnapshot: size ? new Uint8Array(size) : snapshot };
 }
 
 // After a lite boot: calc's bytecode (sourceless .pyc) and data files, from the lite archive's
