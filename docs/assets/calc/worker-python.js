@@ -78,9 +78,16 @@ const manifestPromise = (async () => (await fetchOk(
 // (the continuation below is registered later).
 manifestPromise.then((m) => downloads.expect(m, manifestURL, bootPath(m)), () => {});
 
-// "snapshot", "lite" or "plain" (no snapshot), for the .wasm's measured rate (bytes per second).
+// The snapshot's size as the manifest gives it (0: not given).
+function snapshotSize(manifest) {
+  const size = manifest.snapshot_size;
+  return Number.isInteger(size) && size > 0 ? size : 0;
+}
+
+// "snapshot", "lite" or "plain" (no snapshot, or none of a known size: the snapshot path needs
+// it before the bytes come, snapshotBoot), for the .wasm's measured rate (bytes per second).
 function bootPath(manifest, rate = Infinity) {
-  if (typeof manifest.snapshot !== "string") return "plain";
+  if (typeof manifest.snapshot !== "string" || !snapshotSize(manifest)) return "plain";
   const below = (manifest.boot || {}).lite_below;
   return typeof manifest.stdlib_lite === "string" && rate < below ? "lite" : "snapshot";
 }
@@ -121,12 +128,6 @@ async function checkWasm() {
   if (!type.includes("application/wasm")) throw new Error(`runtime: ${url} is served as ${type}`);
 }
 
-// The snapshot's size as the manifest gives it (0: not given).
-const snapshotSize = (manifest) => {
-  const size = manifest.snapshot_size;
-  return Number.isInteger(size) && size > 0 ? size : 0;
-};
-
 // The snapshot's bytes, checked against the manifest's size (a truncated download). Read chunk
 // by chunk into one buffer of that size: no second copy of its 30 MB at the end (the worker's
 // thread reads the body while it makes Pyodide's module: snapshotBoot).
@@ -135,7 +136,6 @@ async function fetchSnapshot(manifest) {
   fallbackURLs.add(url.href);
   const response = await fetchOk(url, "snapshot");
   const size = snapshotSize(manifest);
-  if (!size) return new Uint8Array(await response.arrayBuffer());
   const bytes = new Uint8Array(size);
   const reader = response.body.getReader();
   let at = 0;
@@ -168,18 +168,17 @@ async function fetchSnapshot(manifest) {
 // .wasm's bytes as they arrived (downloads.keep). When they are not there or the check fails,
 // this throws there and Python boots the ordinary way.
 function snapshotBoot(createModule, snapshot, manifest) {
-  const size = snapshotSize(manifest);
   const delta = manifest.snapshot_delta;
   const xor = delta && delta.to > delta.from;
-  let pending = size ? snapshot : null;
+  let pending = snapshot;
   const create = async (settings) => {
     const Module = await createModule(settings);
-    let real = pending && await pending;
+    let real = await pending;
     pending = null;
     const api = Module.API;
     const restore = api.restoreSnapshot;
-    api.restoreSnapshot = (t) => {
-      const bytes = real || t;
+    api.restoreSnapshot = () => { // not the stand-in Pyodide passes: the real bytes
+      const bytes = real;
       real = null;
       api.restoreSnapshot = restore;
       if (xor) {
@@ -191,7 +190,7 @@ function snapshotBoot(createModule, snapshot, manifest) {
     };
     return Module;
   };
-  return { createPyodideModule: create, _loadSnapshot: size ? new Uint8Array(size) : snapshot };
+  return { createPyodideModule: create, _loadSnapshot: new Uint8Array(snapshotSize(manifest)) };
 }
 
 // After a lite boot: calc's bytecode (sourceless .pyc) and data files, from the lite archive's
