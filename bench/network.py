@@ -243,6 +243,9 @@ def target_rows(net: dict, loopback_ratio: float, bare_ms: float) -> tuple[list[
             "Its length is V8's: CPython's interpreter loop is compiled two to four times before "
             "its optimized code stays, each version dropped by a deoptimization of speculative "
             "inlining (row \"why the warm-up needs about 800 ms\"). "
+            "The boot before it is bound by the CPU, not by when it starts: Python started from "
+            "the page's `<head>` instead of after `load` was ready within 50 ms of the build "
+            "(rows \"what bounds the boot\" and \"Starting earlier\"). "
             "A fixed warm-up weighs more the faster the machine "
             "boots Python bare: on two cores this target and the recalculation target pull "
             "against each other, and the build keeps the edits.")
