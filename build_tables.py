@@ -15,6 +15,7 @@ It only wires mkdocs' events to the build's concerns, one module each under `sit
 - `palette`: the theme's palette stylesheet and script without what restyled every element on
   each page load (a universal rule, a color-scheme meta written unchanged).
 - `switcher`: the theme's language switcher without its sitemap downloads on every page.
+- `styles`: the widgets' stylesheet, written in parts, served as one file.
 - `hosting`: what a real host needs beside the pages (policies for nginx and `_headers`,
   precompressed Brotli and gzip files).
 
@@ -28,7 +29,7 @@ from pathlib import Path
 
 from mkdocs.plugins import CombinedEvent, event_priority
 
-from site_build import hosting, macros, pages, palette, prose, runtime, search, switcher
+from site_build import hosting, macros, pages, palette, prose, runtime, search, styles, switcher
 from site_build.common import site_locale
 from site_build.pages import not_found_heading  # noqa: F401 - tests/browser import it from here
 
@@ -40,9 +41,11 @@ def on_config(config):
     return config
 
 
-# Every page exists in every locale, or the build fails.
+# Every page exists in every locale, or the build fails; the widgets' stylesheet parts are
+# served joined, not one by one.
 def on_files(files, config):
     prose.check_translations(Path(config.docs_dir))
+    styles.drop_parts(files)
     return files
 
 
@@ -91,10 +94,11 @@ def on_post_template(output_content, template_name, config):
     return pages.finish_404(output_content, config)
 
 
-# Every language build: Persian words in lunr, the search index when it is used, the palette's
+# Every language build: the widgets' stylesheet joined from its parts, Persian words in lunr, the search index when it is used, the palette's
 # patches and the language switcher's (the theme's assets were copied again), then, after the
 # default language's, the runtime.
 def _ship(config):
+    styles.write_calc_css(config)
     search.patch_lunr_persian(Path(config.site_dir))
     search.patch_search_js(Path(config.site_dir))
     palette.patch_palette_css(Path(config.site_dir))

@@ -7,7 +7,7 @@ the browser (Pyodide, in the worker), so the first paint and the live chart are 
   `<desc>`; the description lists every part with its formatted size, so a screen reader gets
   the figures the bar shows. Each segment also has a `<title>` (a tooltip for pointer users).
 - Colours are not in the SVG: each segment carries the classes `calc-seg` and `calc-c<i>` (its
-  position) plus `calc-seg--<name>`, and the page's CSS (`docs/assets/calc/calc.css`) fills
+  position) plus `calc-seg--<name>`, and the page's CSS (`docs/assets/calc/css/`) fills
   them from custom properties with a light and a dark palette. `swatch(i)` gives the matching
   legend square for a table row.
 - Right to left: in an RTL locale the bar starts at the right edge (the first component is

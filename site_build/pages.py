@@ -18,6 +18,7 @@ from urllib.parse import urljoin, urlsplit
 from calc import i18n
 from calc.fmt import fmt
 
+from . import styles
 from .common import DEFAULT_LOCALE, esc, fail, locale_root, site_locale
 from .preload import add_preloads
 
@@ -250,7 +251,7 @@ def finish_404(output: str, config) -> str:
 # --- what the theme reads per locale and per page -----------------------------------------------
 
 #: The widgets' script and styles, loaded by pages with a widget only (overrides/main.html).
-WIDGET_ASSETS = {"calc_js": "assets/calc/page.js", "calc_css": "assets/calc/calc.css"}
+WIDGET_ASSETS = {"calc_js": "assets/calc/page.js", "calc_css": styles.CALC_CSS}
 #: The script that starts the worker, written inline at the top of <head> (overrides/main.html).
 EARLY_SCRIPT = "assets/calc/early.js"
 
@@ -289,10 +290,11 @@ _FIRST_WIDGET = re.compile(r'<[a-z]+ [^>]*data-calc-widget="([^"]+)"[^>]*\sdata-
 def mark_widget_assets(page, output: str, config) -> None:
     if "data-calc-widget" not in output:
         return
-    for key, asset in WIDGET_ASSETS.items():
-        if not (Path(config.docs_dir) / asset).is_file():
-            raise fail(f"{page.file.src_uri} has a widget, but {asset} is not in "
-                       f"{config.docs_dir}")
+    if not (Path(config.docs_dir) / WIDGET_ASSETS["calc_js"]).is_file():
+        raise fail(f"{page.file.src_uri} has a widget, but {WIDGET_ASSETS['calc_js']} is not "
+                   f"in {config.docs_dir}")
+    styles.parts(Path(config.docs_dir))  # the stylesheet's parts (the build fails without)
+    for key in WIDGET_ASSETS:
         page.meta[key] = True
     first = _FIRST_WIDGET.search(output)
     if first is None:

@@ -211,6 +211,22 @@ def test_widget_script_only_on_pages_with_a_widget(built_site, site_pages):
     assert all(pages == with_widgets[DEFAULT_LOCALE] for pages in with_widgets.values())
 
 
+def test_widget_stylesheet_is_its_parts_in_order(built_site):
+    """The one stylesheet pages link holds every part of docs/assets/calc/css/, in the parts'
+    name order (the cascade's) and nothing else; the parts are not copied into the site."""
+    parts = sorted((Path(__file__).resolve().parents[2] / "docs/assets/calc/css").glob("*.css"))
+    assert len(parts) >= 2, parts
+    css = (built_site / "assets/calc/calc.css").read_text(encoding="utf-8")
+    at = 0
+    for part in parts:
+        text = part.read_text(encoding="utf-8").strip()
+        found = css.find(text, at)
+        assert found >= at and css[at:found].strip() == "", part.name
+        at = found + len(text)
+    assert css[at:].strip() == ""
+    assert not (built_site / "assets/calc/css").exists()
+
+
 # --- Pyodide and the wheel ------------------------------------------------------------------
 
 

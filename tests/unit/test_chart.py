@@ -134,7 +134,9 @@ def test_every_place_in_the_breakdown_has_a_colour():
 
     from calc.engine import REALISTIC_COMPONENTS
 
-    css = (Path(__file__).resolve().parents[2] / "docs/assets/calc/calc.css").read_text()
+    from site_build import styles
+
+    css = styles.joined(Path(__file__).resolve().parents[2] / "docs")
     places = len(REALISTIC_COMPONENTS) + 2  # + reference_model + gathered_weights or ddp_buckets
     for i in range(places):
         assert len(re.findall(rf"--calc-c{i}:", css)) == 2, i
