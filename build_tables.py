@@ -94,9 +94,9 @@ def on_post_template(output_content, template_name, config):
     return pages.finish_404(output_content, config)
 
 
-# Every language build: the widgets' stylesheet joined from its parts, Persian words in lunr, the search index when it is used, the palette's
-# patches and the language switcher's (the theme's assets were copied again), then, after the
-# default language's, the runtime.
+# Every language build: the widgets' stylesheet joined from its parts, Persian words in lunr,
+# the search index when it is used, the palette's patches and the language switcher's (the
+# theme's assets were copied again), then, after the default language's, the runtime.
 def _ship(config):
     styles.write_calc_css(config)
     search.patch_lunr_persian(Path(config.site_dir))
