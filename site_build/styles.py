@@ -46,7 +46,5 @@ def write_calc_css(config) -> Path:
     precompressed copies are made from the site's files)."""
     target = Path(config.site_dir) / CALC_CSS
     target.parent.mkdir(parents=True, exist_ok=True)
-    text = joined(Path(config.docs_dir))
-    if not target.is_file() or target.read_text(encoding="utf-8") != text:
-        target.write_text(text, encoding="utf-8")
+    target.write_text(joined(Path(config.docs_dir)), encoding="utf-8")
     return target
